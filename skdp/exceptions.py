@@ -1,0 +1,27 @@
+"""Exceptions and warnings raised by skdp."""
+
+__all__ = ["BudgetExceededError", "PrivacyLeakWarning", "LedgerError"]
+
+
+class BudgetExceededError(RuntimeError):
+    """A spend would take the privacy budget past its limits.
+
+    Raised by :meth:`skdp.PrivacyBudget.spend` before anything is recorded:
+    a refused spend leaves the ledger exactly as it was, and the caller must
+    not release any output computed for it.
+    """
+
+
+class PrivacyLeakWarning(UserWarning):
+    """A privacy-relevant bound was read from the data instead of given.
+
+    Norm bounds, clipping thresholds, bin edges and category lists set the
+    calibration of the noise. When they come from the private data itself,
+    the output can reveal them (for example the largest value of a column),
+    so the formal guarantee no longer holds for them. Pass them as public
+    parameters to silence this warning.
+    """
+
+
+class LedgerError(RuntimeError):
+    """The storage behind a privacy budget cannot be used safely."""
