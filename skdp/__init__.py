@@ -1,0 +1,18 @@
+"""skdp: differential privacy that drops into scikit-learn.
+
+The :class:`PrivacyBudget` is shared by every private estimator through its
+``budget=`` parameter; each fit charges it before touching the data.
+"""
+
+from .accounting import PrivacyBudget
+from .exceptions import BudgetExceededError, LedgerError, PrivacyLeakWarning
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "BudgetExceededError",
+    "LedgerError",
+    "PrivacyBudget",
+    "PrivacyLeakWarning",
+    "__version__",
+]

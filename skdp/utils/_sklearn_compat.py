@@ -1,0 +1,35 @@
+"""The one module of skdp allowed to import private scikit-learn APIs.
+
+Everything skdp needs from scikit-learn's private modules is re-exported from
+here, so a scikit-learn release that moves them breaks one file, not the
+package.
+"""
+
+from numbers import Integral, Real
+
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    Options,
+    RealNotInt,
+    StrOptions,
+    validate_params,
+)
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+__all__ = [
+    "HasMethods",
+    "Integral",
+    "Interval",
+    "Options",
+    "Real",
+    "RealNotInt",
+    "StrOptions",
+    "check_is_fitted",
+    "fit_context",
+    "validate_data",
+    "validate_params",
+]
+
+fit_context = _fit_context
