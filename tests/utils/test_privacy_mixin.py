@@ -49,5 +49,6 @@ def test_gaussian_event_cost_at_the_estimators_delta():
 
 
 def test_warn_data_derived_says_what_leaked_and_how_to_fix():
-    with pytest.warns(PrivacyLeakWarning, match="data_norm was not given.*max norm.*pass"):
+    match = "data_norm was not given.*max norm.*pass"
+    with pytest.warns(PrivacyLeakWarning, match=match):
         warn_data_derived("data_norm", "the max norm", "pass data_norm")
