@@ -128,7 +128,7 @@ def rdp_gaussian(
     For ``f`` with L2 sensitivity ``Δ`` (under whichever neighbouring
     relation ``Δ`` is measured: add/remove or replace one row), releasing
     ``f(x) + N(0, (σΔ)^2 I)`` satisfies ``(α, α / (2σ^2))``-RDP for every
-    ``α > 1`` [Mir17]_, Proposition 7 and Table II. This is exact, not just
+    ``α > 1`` ([Mir17]_, Table II). This is exact, not just
     an upper bound.
 
     Examples
@@ -364,13 +364,14 @@ def rdp_pure_dp(epsilon: float, orders: OrdersLike = DEFAULT_ORDERS) -> np.ndarr
     Holds for any neighbouring relation under which the mechanism is ε-DP.
     Any pair of distributions whose likelihood ratio lies in
     ``[e^{-ε}, e^{ε}]`` is a post-processing of binary randomised response
-    with parameter ε ([KOV15]_, Theorem 2.5 and its proof via the privacy
-    region), so by the data-processing inequality its Rényi divergence is at
-    most that of randomised response, which is the expression above. This
-    is the quantity bounded in the proof of [BS16]_ Proposition 3.3
-    (``ε``-DP implies ``ε²/2``-zCDP). The result is additionally capped by
-    ``min(ε, α ε²/2)`` ([Mir17]_ Proposition 3 and [BS16]_ Proposition 3.3)
-    to guard against rounding.
+    with parameter ε ([KOV15]_: the privacy region of ε-DP is that of
+    randomised response), so by the data-processing inequality its Rényi
+    divergence is at most that of randomised response, which is the
+    expression above. This is the quantity bounded in the proof that ε-DP
+    implies ``ε²/2``-zCDP ([BS16]_ Proposition 1.4). The result is also
+    capped by ``min(ε, α ε²/2)`` (``D_α <= D_∞ = ε`` by monotonicity of the
+    Rényi divergence in α [Mir17]_, and [BS16]_ Proposition 1.4) to guard
+    against rounding.
 
     Examples
     --------
@@ -537,7 +538,7 @@ def rdp_to_epsilon(
     -----
     A mechanism that is ``(α, r)``-RDP is ``(ε, δ)``-DP with
     ``ε = r + log(1 - 1/α) - (log δ + log α) / (α - 1)``
-    ([CKS20]_ Proposition 12; [ACGKN21]_; [BBGHS20]_ Theorem 21). This
+    ([CKS20]_ Proposition 12; also [ACGKN21]_ and [BBGHS20]_). This
     improves on the classical ``r + log(1/δ) / (α - 1)`` ([Mir17]_
     Proposition 3) by ``log(α/(α-1)) + log(α)/(α-1)``. Every order gives a
     valid bound, so the minimum over orders is valid too. A curve that is
