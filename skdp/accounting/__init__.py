@@ -27,6 +27,7 @@ from ._events import (
     PoissonSubsampledGaussianEvent,
     PrivacyEvent,
     PureDPEvent,
+    RepeatedRandomStoppingEvent,
     ZCDPEvent,
     event_from_dict,
     event_to_dict,
@@ -41,6 +42,12 @@ from ._rdp import (
     rdp_to_delta,
     rdp_to_epsilon,
     rdp_zcdp,
+)
+from ._repetition import (
+    rdp_repeated_poisson,
+    rdp_repeated_truncated_negative_binomial,
+    truncated_negative_binomial_mean,
+    truncated_negative_binomial_stopping_probability,
 )
 
 __all__ = [
@@ -58,6 +65,7 @@ __all__ = [
     "PrivacyEvent",
     "PureDPEvent",
     "RDPAccountant",
+    "RepeatedRandomStoppingEvent",
     "ZCDPEvent",
     "calibrate_gaussian_noise_multiplier",
     "epsilon_poisson_subsampled_gaussian",
@@ -71,7 +79,11 @@ __all__ = [
     "rdp_gaussian",
     "rdp_poisson_subsampled_gaussian",
     "rdp_pure_dp",
+    "rdp_repeated_poisson",
+    "rdp_repeated_truncated_negative_binomial",
     "rdp_to_delta",
     "rdp_to_epsilon",
     "rdp_zcdp",
+    "truncated_negative_binomial_mean",
+    "truncated_negative_binomial_stopping_probability",
 ]

@@ -17,6 +17,7 @@ from ._events import (
     PoissonSubsampledGaussianEvent,
     PrivacyEvent,
     PureDPEvent,
+    RepeatedRandomStoppingEvent,
     ZCDPEvent,
 )
 from ._rdp import (
@@ -27,6 +28,10 @@ from ._rdp import (
     rdp_pure_dp,
     rdp_to_epsilon,
     rdp_zcdp,
+)
+from ._repetition import (
+    rdp_repeated_poisson,
+    rdp_repeated_truncated_negative_binomial,
 )
 
 __all__ = ["CompositionReport", "RDPAccountant", "flatten_events"]
@@ -76,7 +81,8 @@ class RDPAccountant:
       :class:`PureDPEvent`), each ``epsilon``-DP;
     * plain Gaussian events (:class:`GaussianEvent`);
     * events only described by a Renyi-DP curve
-      (:class:`PoissonSubsampledGaussianEvent`, :class:`ZCDPEvent`);
+      (:class:`PoissonSubsampledGaussianEvent`, :class:`ZCDPEvent`,
+      :class:`RepeatedRandomStoppingEvent`);
     * approximate events (:class:`ApproxDPEvent`), each ``(epsilon, delta)``.
 
     Approximate events always compose by basic composition (epsilons and
@@ -142,6 +148,13 @@ class RDPAccountant:
             return event.steps * np.asarray(one, dtype=float)
         if isinstance(event, ZCDPEvent):
             return rdp_zcdp(event.rho, self.orders)
+        if isinstance(event, RepeatedRandomStoppingEvent):
+            base = self.rdp_curve(event.base_event)
+            if event.distribution == "poisson":
+                return rdp_repeated_poisson(base, self.orders, event.mean)
+            return rdp_repeated_truncated_negative_binomial(
+                base, self.orders, event.shape, event.stopping_probability
+            )
         raise TypeError(f"{type(event).__name__} has no Renyi-DP curve.")
 
     def compose(
@@ -169,7 +182,12 @@ class RDPAccountant:
         rdp_only = [
             e
             for e in leaves
-            if isinstance(e, PoissonSubsampledGaussianEvent | ZCDPEvent)
+            if isinstance(
+                e,
+                PoissonSubsampledGaussianEvent
+                | ZCDPEvent
+                | RepeatedRandomStoppingEvent,
+            )
         ]
         known = len(pure) + len(approx) + len(gauss) + len(rdp_only)
         if known != len(leaves):

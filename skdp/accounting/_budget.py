@@ -255,6 +255,10 @@ def _short(event: PrivacyEvent) -> str:
         value = getattr(event, f.name)
         if f.name == "events":
             value = "[" + ", ".join(_short(e) for e in value) + "]"
+        elif isinstance(value, PrivacyEvent):
+            value = _short(value)
+        elif value is None:
+            continue
         elif isinstance(value, float):
             value = f"{value:.6g}"
         parts.append(f"{f.name}={value}")

@@ -28,6 +28,7 @@ __all__ = [
     "PoissonSubsampledGaussianEvent",
     "PrivacyEvent",
     "PureDPEvent",
+    "RepeatedRandomStoppingEvent",
     "ZCDPEvent",
     "event_from_dict",
     "event_to_dict",
@@ -271,6 +272,124 @@ class ComposedEvent(PrivacyEvent):
         return tuple(out)
 
 
+@dataclass(frozen=True)
+class RepeatedRandomStoppingEvent(PrivacyEvent):
+    """A mechanism run a random number of times, releasing only its best run.
+
+    The number of runs ``K`` is drawn, independently of the data and kept
+    secret, from a truncated negative binomial or a Poisson distribution;
+    each run is an independent execution of ``base_event`` (the same
+    mechanism with fresh randomness) whose output carries a score, and only
+    the output with the highest score is released (nothing when ``K = 0``).
+    This is private hyperparameter tuning by random stopping (Liu & Talwar
+    2019; Papernot & Steinke 2022). The accountant bounds its Renyi-DP curve
+    with Papernot & Steinke (2022), Theorem 2 (truncated negative binomial)
+    and Theorem 6 (Poisson); see
+    :func:`skdp.accounting.rdp_repeated_truncated_negative_binomial` and
+    :func:`skdp.accounting.rdp_repeated_poisson`.
+
+    Parameters
+    ----------
+    base_event : PrivacyEvent
+        What one run spends (e.g. the composition of a training run and a
+        noisy validation score). It must have a Renyi-DP curve.
+    distribution : {"truncated_negative_binomial", "poisson"}
+        Law of the number of runs.
+    shape : float, default=None
+        ``eta > -1`` of the truncated negative binomial (1 is the geometric
+        distribution, 0 the logarithmic one). Only for that distribution.
+    stopping_probability : float, default=None
+        ``gamma`` in (0, 1) of the truncated negative binomial: for the
+        geometric distribution, the probability of stopping after each run.
+        Only for that distribution.
+    mean : float, default=None
+        Mean ``mu >= 1`` of the Poisson distribution (the bound is only
+        valid there). Only for that distribution.
+    label : str, default=""
+        What spent it.
+
+    Notes
+    -----
+    ``P[K = k] = (1 - gamma)**k / (gamma**-eta - 1) * prod_{l<k} (l + eta) /
+    (l + 1)`` for ``k >= 1`` is the truncated negative binomial of Papernot
+    & Steinke (2022), Definition 1 (its ``eta -> 0`` limit is the
+    logarithmic distribution ``(1 - gamma)**k / (k log(1/gamma))``).
+
+    Examples
+    --------
+    >>> from skdp.accounting import LaplaceEvent, RepeatedRandomStoppingEvent
+    >>> event = RepeatedRandomStoppingEvent(
+    ...     LaplaceEvent(0.1), "truncated_negative_binomial", shape=1.0,
+    ...     stopping_probability=0.1)
+    >>> round(event.expected_runs, 6)
+    10.0
+    """
+
+    base_event: PrivacyEvent
+    distribution: str
+    shape: float | None = None
+    stopping_probability: float | None = None
+    mean: float | None = None
+    kind: ClassVar[str] = "repeated_random_stopping"
+
+    def __post_init__(self):
+        if not isinstance(self.base_event, PrivacyEvent):
+            raise TypeError(
+                f"base_event must be a PrivacyEvent, got {self.base_event!r}."
+            )
+        if self.distribution == "truncated_negative_binomial":
+            if self.shape is None or self.stopping_probability is None:
+                raise ValueError(
+                    "The truncated negative binomial needs shape and "
+                    "stopping_probability."
+                )
+            if self.mean is not None:
+                raise ValueError("mean is only for the Poisson distribution.")
+            shape = self.shape
+            if isinstance(shape, bool) or not isinstance(shape, int | float):
+                raise TypeError(f"shape must be a real number, got {shape!r}.")
+            if not (math.isfinite(shape) and shape > -1):
+                raise ValueError(f"shape must be finite and > -1, got {shape!r}.")
+            gamma = _check_finite_positive(
+                "stopping_probability", self.stopping_probability
+            )
+            if gamma >= 1:
+                raise ValueError(
+                    f"stopping_probability must be in (0, 1), got {gamma!r}."
+                )
+            object.__setattr__(self, "shape", float(shape))
+            object.__setattr__(self, "stopping_probability", gamma)
+        elif self.distribution == "poisson":
+            if self.shape is not None or self.stopping_probability is not None:
+                raise ValueError(
+                    "shape and stopping_probability are only for the truncated "
+                    "negative binomial distribution."
+                )
+            if self.mean is None:
+                raise ValueError("The Poisson distribution needs its mean.")
+            mean = _check_finite_positive("mean", self.mean)
+            if mean < 1:
+                raise ValueError(f"mean must be >= 1, got {mean!r}.")
+            object.__setattr__(self, "mean", mean)
+        else:
+            raise ValueError(
+                "distribution must be 'truncated_negative_binomial' or 'poisson', "
+                f"got {self.distribution!r}."
+            )
+
+    @property
+    def expected_runs(self) -> float:
+        """Mean number of runs ``E[K]``."""
+        if self.distribution == "poisson":
+            return self.mean
+        gamma, eta = self.stopping_probability, self.shape
+        # E[K] = eta (1 - gamma) / (gamma (1 - gamma**eta)), written with expm1
+        # so that it stays accurate near eta = 0 (the logarithmic limit).
+        log_gamma = math.log(gamma)
+        ratio = -log_gamma if eta == 0 else -math.expm1(eta * log_gamma) / eta
+        return (1.0 - gamma) / (gamma * ratio)
+
+
 def event_to_dict(event: PrivacyEvent) -> dict[str, Any]:
     """Serialise an event to JSON-compatible builtins.
 
@@ -286,6 +405,8 @@ def event_to_dict(event: PrivacyEvent) -> dict[str, Any]:
         value = getattr(event, f.name)
         if f.name == "events":
             value = [event_to_dict(e) for e in value]
+        elif isinstance(value, PrivacyEvent):
+            value = event_to_dict(value)
         out[f.name] = value
     return out
 
@@ -299,4 +420,6 @@ def event_from_dict(data: dict[str, Any]) -> PrivacyEvent:
         raise ValueError(f"Unknown privacy event kind in {data!r}.") from exc
     if "events" in data:
         data["events"] = tuple(event_from_dict(e) for e in data["events"])
+    if "base_event" in data:
+        data["base_event"] = event_from_dict(data["base_event"])
     return cls(**data)
