@@ -385,7 +385,9 @@ def rdp_pure_dp(epsilon: float, orders: OrdersLike = DEFAULT_ORDERS) -> np.ndarr
     log_moment = np.logaddexp(
         orders_array * epsilon, -(orders_array - 1.0) * epsilon
     ) - np.logaddexp(0.0, epsilon)
-    tight = log_moment / (orders_array - 1.0)
+    # For epsilon below ~1e-7 the difference of logs can round below zero;
+    # a Rényi divergence never is.
+    tight = np.maximum(log_moment / (orders_array - 1.0), 0.0)
     return np.minimum(tight, np.minimum(epsilon, orders_array * epsilon**2 / 2.0))
 
 

@@ -8,6 +8,7 @@ package.
 from numbers import Integral, Real
 
 from sklearn.base import _fit_context
+from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
@@ -16,7 +17,7 @@ from sklearn.utils._param_validation import (
     StrOptions,
     validate_params,
 )
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 __all__ = [
     "HasMethods",
@@ -28,8 +29,12 @@ __all__ = [
     "StrOptions",
     "check_is_fitted",
     "fit_context",
+    "num_samples",
+    "safe_indexing",
     "validate_data",
     "validate_params",
 ]
 
 fit_context = _fit_context
+num_samples = _num_samples
+safe_indexing = _safe_indexing

@@ -321,6 +321,11 @@ def test_repetition_costs_more_than_one_run_but_far_less_than_composition():
     assert one < total <= 3 * 0.3 * 1.05 < ten_runs
 
 
+def test_tiny_pure_epsilon_has_a_non_negative_curve():
+    for epsilon in (1e-7, 1e-8, 1e-9, 1e-12):
+        assert np.all(rdp_pure_dp(epsilon, ORDERS) >= 0)
+
+
 def test_infinite_base_curve_stays_infinite():
     orders = np.array([2.0, 4.0])
     inf = np.full(2, np.inf)

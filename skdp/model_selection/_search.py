@@ -1,0 +1,752 @@
+"""Private hyperparameter search by random stopping."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from copy import deepcopy
+
+import numpy as np
+from scipy.stats import loguniform
+from sklearn.base import BaseEstimator, clone
+from sklearn.model_selection import ParameterGrid, ParameterSampler
+from sklearn.utils import get_tags, indexable
+from sklearn.utils.metaestimators import available_if
+
+from ..accounting._accountant import RDPAccountant
+from ..accounting._budget import PrivacyBudget
+from ..accounting._events import (
+    ComposedEvent,
+    LaplaceEvent,
+    PrivacyEvent,
+    RepeatedRandomStoppingEvent,
+)
+from ..accounting._repetition import (
+    truncated_negative_binomial_stopping_probability,
+)
+from ..exceptions import PrivacyLeakWarning
+from ..mechanisms._additive import laplace_mechanism
+from ..utils._privacy import PrivateEstimatorMixin
+from ..utils._random import check_random_source
+from ..utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    Real,
+    StrOptions,
+    check_is_fitted,
+    fit_context,
+    num_samples,
+    safe_indexing,
+)
+from ._stopping import sample_poisson, sample_truncated_negative_binomial
+
+__all__ = ["PrivateSearchCV"]
+
+# A trial's privacy curve may exceed the reference curve by this much (relative)
+# before the search refuses it: room for rounding in a re-derived event only.
+_CURVE_RTOL = 1e-9
+# How many candidates, drawn with a fixed public seed, stand for the parameter
+# distributions when checking that every candidate costs the same privacy.
+_N_REFERENCE_CANDIDATES = 16
+# Relative precision of the per-trial epsilon found by bisection.
+_CALIBRATION_RTOL = 1e-4
+
+
+class _ProbeStop(Exception):
+    """Raised by a probing budget to stop a fit at its charge."""
+
+    def __init__(self, event: PrivacyEvent):
+        super().__init__("probe")
+        self.event = event
+
+
+class _TrialBudget(PrivacyBudget):
+    """Stands in for the user's budget inside the search's own fits.
+
+    In *probe* mode (``reference=None``), :meth:`spend` stops the fit by
+    raising :class:`_ProbeStop` with the event the fit was about to charge:
+    the fit has validated its input but computed no noisy output. In *guard*
+    mode it lets a trial fit proceed only if the trial's event costs no more
+    than the reference curve (already paid for by the search's one charge),
+    at every Renyi order; it records nothing.
+    """
+
+    def __init__(self, accountant, reference=None):
+        super().__init__(math.inf, 0.5, accountant=accountant)
+        self._reference = reference
+
+    def spend(self, event, label=None):
+        if self._reference is None:
+            raise _ProbeStop(event)
+        curve = self.accountant.rdp_curve(event)
+        limit = self._reference * (1.0 + _CURVE_RTOL) + 1e-15
+        if np.any(~(curve <= limit)):
+            raise RuntimeError(
+                f"A trial of the search was about to charge {event!r}, which costs "
+                "more privacy than the trial event the search paid for. Its fit was "
+                "stopped before computing anything noisy. The privacy cost of the "
+                "estimator depends on a tuned parameter drawn from a continuous "
+                "distribution; tune it over a list of values instead."
+            )
+        return None
+
+    def check(self, event):
+        return True
+
+
+def _strip_label(event: PrivacyEvent) -> PrivacyEvent:
+    return event.with_label("")
+
+
+def _delegate(attribute):
+    """``available_if`` check: the (best) inner estimator has ``attribute``."""
+
+    def check(self):
+        if getattr(self, "best_estimator_", None) is not None:
+            getattr(self.best_estimator_, attribute)
+        else:
+            getattr(self._inner_estimator(), attribute)
+        return True
+
+    return check
+
+
+class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
+    """Differentially private hyperparameter search by random stopping.
+
+    Runs a random number ``K`` of trials, drawn secretly from a truncated
+    negative binomial (geometric by default) or a Poisson distribution. Each
+    trial draws a candidate from ``param_distributions``, trains the private
+    ``estimator`` with it on a training part of the data, and scores it on
+    a held-out validation part with Laplace noise. Only the best trial is
+    released: its model (``best_estimator_``), its parameters and its noisy
+    score. The whole search is charged once, before any training, with a
+    :class:`~skdp.accounting.RepeatedRandomStoppingEvent` whose cost is
+    ``(epsilon, delta)``: the per-trial privacy is calibrated so that the
+    bound of Papernot & Steinke (2022) meets the target exactly.
+
+    Read more in ``doc/model_selection.rst``.
+
+    Parameters
+    ----------
+    estimator : estimator object, default=None
+        A private skdp estimator (or a :class:`~sklearn.pipeline.Pipeline`
+        ending in one) with ``epsilon`` and ``budget`` parameters that
+        charges its fit to its budget. ``None`` means
+        :class:`skdp.linear_model.DPLogisticRegression` with its defaults.
+        The search sets its ``epsilon`` (and ``random_state``) for every
+        trial; its other parameters, including ``delta``, are kept.
+    param_distributions : dict or list of dicts, default=None
+        Candidates, as for :class:`~sklearn.model_selection.RandomizedSearchCV`:
+        lists are sampled uniformly, objects with ``rvs`` are sampled with
+        it; a list of dicts picks a dict uniformly first. Every trial draws
+        independently (with replacement). ``None`` means
+        ``{"C": scipy.stats.loguniform(1e-3, 1e2)}``. The ``epsilon``,
+        ``budget`` and ``random_state`` of the estimator cannot be tuned.
+        The distributions are public: choose them before looking at the
+        data.
+    epsilon : float, default=1.0
+        Total epsilon of the whole search (every trial and the selection).
+    delta : float, default=1e-6
+        Total delta of the whole search, in (0, 1). Random stopping is
+        analysed in Renyi DP, so delta must be positive.
+    stopping : {"geometric", "truncated_negative_binomial", "poisson"}, \
+            default="geometric"
+        Law of the number of trials. ``"geometric"`` is the truncated
+        negative binomial with ``shape=1``.
+    mean_trials : float, default=10.0
+        Expected number of trials, > 1 (>= 1 for ``"poisson"``). The number
+        actually run is random and is not released.
+    shape : float, default=0.0
+        ``eta > -1`` of the truncated negative binomial, used only with
+        ``stopping="truncated_negative_binomial"``. Smaller values cost less
+        privacy for the same mean but make a single trial more likely.
+    validation_fraction : float, default=0.2
+        Share of the rows held out to score the trials, in (0, 1). The split
+        is a uniformly random permutation, independent of the data (not
+        stratified: stratifying would read the labels).
+    score_epsilon_fraction : float, default=0.2
+        Share of each trial's epsilon spent on the noisy validation score;
+        the rest is the ``epsilon`` the estimator trains with.
+    scoring : "accuracy" or callable, default="accuracy"
+        ``"accuracy"``: the share of validation rows predicted exactly. A
+        callable ``scoring(estimator, X, y)`` must return one score per
+        validation row; each is clipped to [0, 1] and their mean is
+        released, so the sensitivity stays ``1 / n_validation``.
+    random_state : None, int or numpy Generator, default=None
+        ``None`` draws the number of trials, the candidates, the split and
+        all noise from the operating system's CSPRNG (the only choice for a
+        release). A seed makes the search reproducible, for testing only.
+    budget : PrivacyBudget, default=None
+        Budget charged once, with the whole search, before any training.
+        The trials themselves never charge a budget: their cost is inside
+        the search's event.
+
+    Attributes
+    ----------
+    best_estimator_ : estimator
+        The released model: the estimator of the best trial, trained on the
+        training part only. There is no refit on all the data, which would
+        cost privacy that the search does not account for. ``None`` only if
+        a Poisson draw gave zero trials.
+    best_params_ : dict
+        The candidate of the best trial.
+    best_score_ : float
+        Its noisy validation score (accuracy with Laplace noise), which is
+        part of the release.
+    cv_results_ : dict of lists
+        The released trial in the layout of scikit-learn's searches
+        (``params``, ``param_<name>``, ``mean_test_score``,
+        ``rank_test_score``), with one entry. The other trials, and how many
+        ran, are deliberately not recorded: the guarantee covers the best
+        trial only, and releasing the others would cost as much as
+        composing them all.
+    trial_epsilon_ : float
+        ``epsilon`` each trial trains with.
+    score_epsilon_ : float
+        Epsilon of each trial's noisy score.
+    stopping_probability_ : float or None
+        ``gamma`` of the truncated negative binomial (``None`` for Poisson).
+    n_validation_ : int
+        Number of validation rows (the score's sensitivity is its inverse).
+    privacy_event_ : RepeatedRandomStoppingEvent
+        The event charged.
+    epsilon_, delta_ : float
+        What the search spent (``epsilon_ <= epsilon``).
+    budget_entry_ : LedgerEntry or None
+        The ledger entry in ``budget``.
+    classes_, n_features_in_, feature_names_in_
+        Those of ``best_estimator_``.
+
+    See Also
+    --------
+    sklearn.model_selection.RandomizedSearchCV : The non-private search; its
+        choice of the best candidate is not covered by any privacy
+        accounting.
+
+    Notes
+    -----
+    **Guarantee.** ``(epsilon, delta)``-DP for neighbouring datasets that
+    differ by replacing one row (features and label), under these
+    assumptions: each trial is ``estimator`` trained with DP at
+    ``trial_epsilon_`` on the training part (its own theorem) followed by
+    the validation score with Laplace noise of scale
+    ``1 / (n_validation * score_epsilon_)`` (a row changes the mean of
+    per-row scores in [0, 1] by at most ``1 / n_validation``); trials are
+    independent (fresh noise, candidates drawn independently from the
+    public distributions, a split that is the same for all trials and
+    independent of the data); the number of trials is secret; only the
+    best trial is released.
+
+    One trial is the composition ``Q`` of its training event and its
+    Laplace event, with Renyi-DP curve ``eps(lambda)``. With ``K``
+    truncated negative binomial of shape ``eta`` and parameter ``gamma``,
+    releasing the best of ``K`` runs of ``Q`` is ``(lambda, eps')``-RDP
+    with ``eps' = eps(lambda) + (1 + eta) ((1 - 1/lambda_hat)
+    eps(lambda_hat) + log(1/gamma) / lambda_hat) + log(E[K]) / (lambda -
+    1)`` for any ``lambda_hat >= 1`` (Papernot & Steinke 2022, Theorem 2);
+    with ``K`` Poisson of mean ``mu``, ``eps' = eps(lambda) + mu delta_hat
+    + log(mu) / (lambda - 1)`` where ``Q`` is ``(eps_hat, delta_hat)``-DP
+    with ``exp(eps_hat) <= 1 + 1/(lambda - 1)`` (Theorem 6). The curve is
+    converted to ``(epsilon, delta)`` with the improved conversion of
+    Canonne, Kamath & Steinke (2020), Proposition 12. ``trial_epsilon_`` is
+    the largest (to a relative 1e-4) for which the result is at most
+    ``epsilon``. For pure-DP trials of small epsilon the search costs about
+    ``2 + eta`` trials: three with the geometric law, matching Liu &
+    Talwar (2019).
+
+    **What is and is not released.** The best trial's model, parameters and
+    noisy score. The number of trials, the other trials' parameters and
+    scores, and progress messages are not (there is no ``verbose``): any
+    of them would void the bound. The running time grows with the number
+    of trials; the guarantee does not cover timing side channels.
+
+    **Event of a trial.** Before charging, the search finds out what one
+    trial would charge by starting fits that stop at their charge (after
+    validating the data, before any noise), for up to 16 candidates drawn
+    with a fixed public seed. All of them must be covered by one trial
+    event; otherwise the search raises ``ValueError`` and spends nothing.
+    Each trial is checked again at its own charge and stopped, before any
+    noise, if it would cost more.
+
+    **Refit.** None: the released model is one of the private trials,
+    trained on ``1 - validation_fraction`` of the rows. To train on all
+    rows, spend a separate budget on a fresh fit with ``best_params_``.
+
+    References
+    ----------
+    .. [1] J. Liu, K. Talwar, "Private Selection from Private Candidates",
+       STOC 2019. arXiv:1811.07971.
+    .. [2] N. Papernot, T. Steinke, "Hyperparameter Tuning with Renyi
+       Differential Privacy", ICLR 2022. arXiv:2110.03620.
+    .. [3] C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for
+       Differential Privacy", NeurIPS 2020. arXiv:2004.00010.
+
+    Examples
+    --------
+    >>> from scipy.stats import loguniform
+    >>> from skdp import PrivacyBudget
+    >>> from skdp.datasets import load_adult
+    >>> from skdp.linear_model import DPLogisticRegression
+    >>> from skdp.model_selection import PrivateSearchCV
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.preprocessing import normalize
+    >>> X, y = make_classification(n_samples=2000, random_state=0)
+    >>> X = normalize(X)  # public preprocessing: rows of norm 1
+    >>> budget = PrivacyBudget(epsilon=2.0, delta=1e-5)
+    >>> search = PrivateSearchCV(
+    ...     DPLogisticRegression(data_norm=1.0),
+    ...     {"C": loguniform(1e-2, 1e2)},
+    ...     epsilon=1.0, delta=1e-6, mean_trials=5, budget=budget,
+    ...     random_state=0,  # testing only: never seed a release
+    ... ).fit(X, y)
+    >>> sorted(search.best_params_)
+    ['C']
+    >>> round(search.epsilon_, 3) <= 1.0
+    True
+    >>> len(budget.ledger)  # one charge for the whole search
+    1
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "get_params", "set_params"]), None],
+        "param_distributions": [dict, list, None],
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "stopping": [
+            StrOptions({"geometric", "truncated_negative_binomial", "poisson"})
+        ],
+        "mean_trials": [Interval(Real, 0, None, closed="neither")],
+        "shape": [Interval(Real, -1, None, closed="neither")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "score_epsilon_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "scoring": [StrOptions({"accuracy"}), callable],
+        "random_state": ["random_state"],
+        "budget": [PrivacyBudget, None],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        param_distributions=None,
+        *,
+        epsilon=1.0,
+        delta=1e-6,
+        stopping="geometric",
+        mean_trials=10.0,
+        shape=0.0,
+        validation_fraction=0.2,
+        score_epsilon_fraction=0.2,
+        scoring="accuracy",
+        random_state=None,
+        budget=None,
+    ):
+        self.estimator = estimator
+        self.param_distributions = param_distributions
+        self.epsilon = epsilon
+        self.delta = delta
+        self.stopping = stopping
+        self.mean_trials = mean_trials
+        self.shape = shape
+        self.validation_fraction = validation_fraction
+        self.score_epsilon_fraction = score_epsilon_fraction
+        self.scoring = scoring
+        self.random_state = random_state
+        self.budget = budget
+
+    # -- configuration ----------------------------------------------------
+    def _inner_estimator(self):
+        if self.estimator is not None:
+            return self.estimator
+        from ..linear_model import DPLogisticRegression
+
+        return DPLogisticRegression()
+
+    def _distributions(self):
+        if self.param_distributions is None:
+            return {"C": loguniform(1e-3, 1e2)}
+        return self.param_distributions
+
+    def _stopping_law(self) -> dict:
+        """Keyword arguments of the event's distribution."""
+        if self.stopping == "poisson":
+            if not self.mean_trials >= 1:
+                raise ValueError(
+                    "mean_trials must be >= 1 for stopping='poisson' (the bound of "
+                    f"Papernot & Steinke holds there), got {self.mean_trials!r}."
+                )
+            return {"distribution": "poisson", "mean": float(self.mean_trials)}
+        shape = 1.0 if self.stopping == "geometric" else float(self.shape)
+        if not self.mean_trials > 1:
+            raise ValueError(
+                f"mean_trials must be > 1 for stopping={self.stopping!r}, got "
+                f"{self.mean_trials!r} (the number of trials is at least 1)."
+            )
+        gamma = truncated_negative_binomial_stopping_probability(
+            shape, self.mean_trials
+        )
+        return {
+            "distribution": "truncated_negative_binomial",
+            "shape": shape,
+            "stopping_probability": gamma,
+        }
+
+    @staticmethod
+    def _private_prefix(estimator) -> str:
+        """``""`` or ``"step__"``: where the ``epsilon``/``budget`` params are."""
+        params = estimator.get_params(deep=True)
+        if "epsilon" in params and "budget" in params:
+            return ""
+        prefixes = [
+            key[: -len("epsilon")]
+            for key in params
+            if key.endswith("__epsilon") and key[: -len("epsilon")] + "budget" in params
+        ]
+        if len(prefixes) != 1:
+            raise ValueError(
+                "PrivateSearchCV needs an estimator with 'epsilon' and 'budget' "
+                "parameters (a private skdp estimator, or a pipeline with exactly "
+                f"one); {type(estimator).__name__} has "
+                f"{'none' if not prefixes else len(prefixes)}."
+            )
+        return prefixes[0]
+
+    # -- probing ----------------------------------------------------------
+    def _trial(self, estimator, prefix, candidate, trial_epsilon, budget, seed):
+        trial = clone(estimator)
+        params = dict(candidate)
+        params[prefix + "epsilon"] = trial_epsilon
+        params[prefix + "budget"] = budget
+        if prefix + "random_state" in trial.get_params(deep=True):
+            params[prefix + "random_state"] = seed
+        return trial.set_params(**params)
+
+    def _probe(self, estimator, prefix, candidate, trial_epsilon, X, y, accountant):
+        """The event a trial would charge, found by a fit stopped at its charge."""
+        trial = self._trial(
+            estimator, prefix, candidate, trial_epsilon, _TrialBudget(accountant), 0
+        )
+        with warnings.catch_warnings():
+            # The real trials warn; the probes would only repeat it.
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            try:
+                trial.fit(X, y)
+            except _ProbeStop as stop:
+                return _strip_label(stop.event)
+        raise ValueError(
+            f"{type(estimator).__name__}.fit did not charge its budget, so its "
+            "privacy cost is unknown; PrivateSearchCV tunes private estimators "
+            "only."
+        )
+
+    def _reference_candidates(self, distributions) -> list[dict]:
+        grids = distributions if isinstance(distributions, list) else [distributions]
+        finite = all(
+            all(not hasattr(values, "rvs") for values in grid.values())
+            for grid in grids
+        )
+        n_candidates = _N_REFERENCE_CANDIDATES
+        if finite:
+            n_candidates = min(n_candidates, len(ParameterGrid(distributions)))
+        # A fixed public seed: the references must not depend on anything secret.
+        return list(
+            ParameterSampler(distributions, n_iter=n_candidates, random_state=0)
+        )
+
+    def _calibrate(self, estimator, prefix, reference, X, y, accountant, law):
+        """Largest per-trial epsilon whose search costs at most ``epsilon``."""
+        score_share = float(self.score_epsilon_fraction)
+
+        def events(trial_total):
+            train = self._probe(
+                estimator,
+                prefix,
+                reference,
+                (1.0 - score_share) * trial_total,
+                X,
+                y,
+                accountant,
+            )
+            base = ComposedEvent((train, LaplaceEvent(score_share * trial_total)))
+            return train, RepeatedRandomStoppingEvent(base, **law)
+
+        def cost(trial_total):
+            return accountant.epsilon_delta([events(trial_total)[1]], self.delta)[0]
+
+        target = float(self.epsilon)
+        high = target
+        for _ in range(40):
+            if cost(high) > target:
+                break
+            high *= 2.0
+        low = high / 2.0
+        while cost(low) > target:
+            low /= 4.0
+            if low < target * 1e-6:
+                raise ValueError(
+                    f"No per-trial epsilon makes the search cost at most epsilon="
+                    f"{target!r} at delta={self.delta!r} with mean_trials="
+                    f"{self.mean_trials!r}: raise epsilon or delta, or lower "
+                    "mean_trials."
+                )
+        while high / low > 1.0 + _CALIBRATION_RTOL:
+            middle = math.sqrt(low * high)
+            if cost(middle) > target:
+                high = middle
+            else:
+                low = middle
+        train, event = events(low)
+        return low, train, event
+
+    # -- fitting ----------------------------------------------------------
+    @fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None):
+        """Run the private search and keep the best trial.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data, as the estimator accepts it.
+        y : array-like of shape (n_samples,), default=None
+            Targets.
+
+        Returns
+        -------
+        self : PrivateSearchCV
+            Fitted searcher.
+        """
+        estimator = self._inner_estimator()
+        distributions = self._distributions()
+        prefix = self._private_prefix(estimator)
+        tuned = {
+            key
+            for grid in (
+                distributions if isinstance(distributions, list) else [distributions]
+            )
+            for key in grid
+        }
+        owned = {prefix + name for name in ("epsilon", "budget", "random_state")}
+        if tuned & owned:
+            raise ValueError(
+                f"param_distributions cannot tune {sorted(tuned & owned)}: the "
+                "search sets the trials' epsilon from its own budget, charges the "
+                "budget itself and draws the trials' randomness."
+            )
+        law = self._stopping_law()
+        accountant = (
+            self.budget.accountant if self.budget is not None else RDPAccountant()
+        )
+
+        X, y = indexable(X, y)
+        n_samples = num_samples(X)
+        n_validation = int(math.floor(self.validation_fraction * n_samples))
+        if n_validation < 1 or n_samples - n_validation < 1:
+            raise ValueError(
+                "PrivateSearchCV splits the data into a training and a validation "
+                f"part and needs at least one row in each; got {n_samples} "
+                f"sample(s) with validation_fraction={self.validation_fraction}."
+            )
+        # Validate all rows the way the estimator would (a fit stopped at its
+        # charge), so that bad input fails here, before the budget is charged,
+        # and not when the validation rows are scored.
+        references = self._reference_candidates(distributions)
+        self._probe(
+            estimator, prefix, references[0], float(self.epsilon), X, y, accountant
+        )
+        source = check_random_source(self.random_state)
+        generator = source.numpy_generator()
+        order = generator.permutation(n_samples)
+        train_rows, validation_rows = order[n_validation:], order[:n_validation]
+        X_train, X_validation = (
+            safe_indexing(X, train_rows),
+            safe_indexing(X, validation_rows),
+        )
+        y_train = None if y is None else safe_indexing(y, train_rows)
+        y_validation = None if y is None else safe_indexing(y, validation_rows)
+
+        # What one trial costs, found before charging anything.
+        trial_total, train_event, event = self._calibrate(
+            estimator, prefix, references[0], X_train, y_train, accountant, law
+        )
+        trial_epsilon = (1.0 - self.score_epsilon_fraction) * trial_total
+        reference_curve = accountant.rdp_curve(train_event)
+        for candidate in references[1:]:
+            other = self._probe(
+                estimator,
+                prefix,
+                candidate,
+                trial_epsilon,
+                X_train,
+                y_train,
+                accountant,
+            )
+            if np.any(
+                accountant.rdp_curve(other) > reference_curve * (1 + _CURVE_RTOL)
+            ):
+                raise ValueError(
+                    f"The privacy cost of a trial depends on the tuned parameters: "
+                    f"{candidate} charges {other!r} but {references[0]} charges "
+                    f"{train_event!r}. Tune only parameters that leave the cost "
+                    "unchanged (for DP-SGD: not the batch size or number of steps), "
+                    "or run one search per setting."
+                )
+
+        self._charge_budget(event, delta=self.delta)
+
+        # -- everything below is covered by the charge --------------------
+        score_epsilon = self.score_epsilon_fraction * trial_total
+        if law["distribution"] == "poisson":
+            n_trials = sample_poisson(law["mean"], source)
+        else:
+            n_trials = sample_truncated_negative_binomial(
+                law["shape"], law["stopping_probability"], source
+            )
+        guard = _TrialBudget(accountant, reference=reference_curve)
+        seeded = not source.is_secure
+        best_estimator, best_params, best_score = None, None, -math.inf
+        for _ in range(n_trials):
+            seed = int(generator.integers(2**31 - 1))
+            candidate = next(
+                iter(ParameterSampler(distributions, n_iter=1, random_state=seed))
+            )
+            trial = self._trial(
+                estimator,
+                prefix,
+                candidate,
+                trial_epsilon,
+                guard,
+                int(generator.integers(2**31 - 1)) if seeded else None,
+            )
+            trial.fit(X_train, y_train)
+            trial.set_params(**{prefix + "budget": None})
+            exact = self._validation_score(trial, X_validation, y_validation)
+            noisy, _ = laplace_mechanism(
+                exact, 1.0 / n_validation, score_epsilon, random_state=source
+            )
+            if noisy > best_score:
+                best_estimator, best_params, best_score = trial, candidate, noisy
+
+        self.trial_epsilon_ = trial_epsilon
+        self.score_epsilon_ = score_epsilon
+        self.stopping_probability_ = law.get("stopping_probability")
+        self.n_validation_ = n_validation
+        self.best_estimator_ = best_estimator
+        if best_estimator is None:
+            warnings.warn(
+                "The Poisson draw gave zero trials: the search releases nothing "
+                "(its budget is spent). Fit again with a new budget, or use a "
+                "larger mean_trials.",
+                UserWarning,
+                stacklevel=2,
+            )
+            self.best_params_, self.best_score_ = None, math.nan
+            self.cv_results_ = {
+                "params": [],
+                "mean_test_score": [],
+                "rank_test_score": [],
+            }
+            return self
+        self.best_params_ = best_params
+        self.best_score_ = float(best_score)
+        self.cv_results_ = self._results(best_params, float(best_score))
+        return self
+
+    def _validation_score(self, trial, X, y) -> float:
+        """Exact mean of per-row scores in [0, 1] on the validation part."""
+        n_validation = num_samples(X)
+        if self.scoring == "accuracy":
+            predicted = np.asarray(trial.predict(X)).reshape(n_validation, -1)
+            truth = np.asarray(y).reshape(n_validation, -1)
+            per_row = np.all(predicted == truth, axis=1).astype(float)
+        else:
+            per_row = np.asarray(self.scoring(trial, X, y), dtype=float)
+            if per_row.shape != (n_validation,):
+                raise ValueError(
+                    "A callable scoring must return one score per validation row, "
+                    f"shape ({n_validation},); got shape {per_row.shape}."
+                )
+            if not np.all(np.isfinite(per_row)):
+                raise ValueError("The callable scoring returned NaN or infinity.")
+            per_row = np.clip(per_row, 0.0, 1.0)
+        return float(per_row.mean())
+
+    @staticmethod
+    def _results(params: dict, score: float) -> dict:
+        results: dict = {"params": [params]}
+        for name, value in params.items():
+            results[f"param_{name}"] = np.ma.MaskedArray([value], dtype=object)
+        results["mean_test_score"] = np.array([score])
+        results["rank_test_score"] = np.array([1], dtype=np.int32)
+        return results
+
+    # -- the released model -------------------------------------------------
+    def _released(self):
+        check_is_fitted(self)
+        if self.best_estimator_ is None:
+            raise ValueError(
+                "This search ran zero trials (Poisson draw) and has no model."
+            )
+        return self.best_estimator_
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "best_estimator_")
+
+    @property
+    def classes_(self):
+        """Class labels of the best estimator."""
+        return self._released().classes_
+
+    @property
+    def n_features_in_(self):
+        """Number of features seen by the best estimator."""
+        return self._released().n_features_in_
+
+    @property
+    def feature_names_in_(self):
+        """Feature names seen by the best estimator."""
+        return self._released().feature_names_in_
+
+    @available_if(_delegate("predict"))
+    def predict(self, X):
+        """Predict with the best estimator."""
+        return self._released().predict(X)
+
+    @available_if(_delegate("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities from the best estimator."""
+        return self._released().predict_proba(X)
+
+    @available_if(_delegate("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log class probabilities from the best estimator."""
+        return self._released().predict_log_proba(X)
+
+    @available_if(_delegate("decision_function"))
+    def decision_function(self, X):
+        """Decision function of the best estimator."""
+        return self._released().decision_function(X)
+
+    @available_if(_delegate("transform"))
+    def transform(self, X):
+        """Transform with the best estimator."""
+        return self._released().transform(X)
+
+    @available_if(_delegate("score"))
+    def score(self, X, y=None):
+        """Score of the best estimator on ``(X, y)`` (its own ``score``).
+
+        This reads ``X`` and ``y`` without noise: use it on data that is not
+        private, such as a public test set.
+        """
+        return self._released().score(X, y)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = get_tags(self._inner_estimator())
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = deepcopy(inner.classifier_tags)
+        tags.regressor_tags = deepcopy(inner.regressor_tags)
+        tags.input_tags = deepcopy(inner.input_tags)
+        tags.target_tags = deepcopy(inner.target_tags)
+        tags.non_deterministic = inner.non_deterministic
+        return tags

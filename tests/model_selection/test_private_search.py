@@ -1,0 +1,443 @@
+"""PrivateSearchCV: one charge, private selection, nothing released but the best."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import uniform
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+from sklearn.utils.multiclass import check_classification_targets
+
+from skdp import BudgetExceededError, PrivacyBudget
+from skdp.accounting import (
+    ComposedEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    PureDPEvent,
+    RDPAccountant,
+    RepeatedRandomStoppingEvent,
+    gaussian_noise_multiplier,
+)
+from skdp.mechanisms import gaussian_mechanism, laplace_mechanism
+from skdp.model_selection import PrivateSearchCV
+from skdp.model_selection._search import _TrialBudget
+from skdp.utils import PrivateEstimatorMixin
+from skdp.utils._sklearn_compat import (
+    Integral,
+    Interval,
+    Real,
+    StrOptions,
+    check_is_fitted,
+    fit_context,
+    validate_data,
+)
+
+
+class ThresholdClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Toy private classifier: is feature ``C`` above a noisy mean of it?
+
+    The mean of the feature clipped to [-1, 1] has sensitivity 2/n under
+    replacement of one row; it is released with Laplace noise (pure epsilon)
+    or, with ``mechanism="gaussian"``, Gaussian noise calibrated to
+    (epsilon, delta). ``cost_factor`` multiplies the epsilon charged, to make
+    a privacy cost that depends on a parameter. ``noisy_fits`` counts the fits
+    that got past their charge.
+    """
+
+    noisy_fits = 0
+    tried = []
+
+    _parameter_constraints = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "C": [Interval(Integral, 0, None, closed="left")],
+        "cost_factor": [Interval(Real, 1, None, closed="left")],
+        "mechanism": [StrOptions({"laplace", "gaussian"})],
+        "random_state": ["random_state"],
+        "budget": [PrivacyBudget, None],
+    }
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=0.0,
+        C=0,
+        cost_factor=1.0,
+        mechanism="laplace",
+        random_state=None,
+        budget=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.C = C
+        self.cost_factor = cost_factor
+        self.mechanism = mechanism
+        self.random_state = random_state
+        self.budget = budget
+
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y)
+        check_classification_targets(y)
+        if self.C >= X.shape[1]:
+            raise ValueError("C must index a feature.")
+        epsilon = self.epsilon * self.cost_factor
+        if self.mechanism == "laplace":
+            event = PureDPEvent(epsilon)
+        else:
+            event = GaussianEvent(gaussian_noise_multiplier(epsilon, self.delta))
+        self._charge_budget(event, delta=self.delta)
+        type(self).noisy_fits += 1
+        type(self).tried.append(self.C)
+        self.classes_ = np.unique(y)
+        mean = float(np.clip(X[:, self.C], -1, 1).mean())
+        if self.mechanism == "laplace":
+            self.offset_, _ = laplace_mechanism(
+                mean, 2 / len(X), epsilon, random_state=self.random_state
+            )
+        else:
+            self.offset_, _ = gaussian_mechanism(
+                mean,
+                2 / len(X),
+                noise_multiplier=event.noise_multiplier,
+                random_state=self.random_state,
+            )
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        return self.classes_[(X[:, self.C] > self.offset_).astype(int)]
+
+
+def make_data(n=2000, n_features=5, informative=2, seed=0):
+    """Labels are the sign of one feature: only C == informative predicts."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, n_features))
+    y = (X[:, informative] > 0).astype(int)
+    return X, y
+
+
+GRID = {"C": [0, 1, 2, 3, 4]}
+
+
+def test_charges_the_budget_once_with_the_repeated_event():
+    X, y = make_data()
+    budget = PrivacyBudget(3.0, 1e-5)
+    search = PrivateSearchCV(
+        ThresholdClassifier(), GRID, epsilon=1.0, budget=budget, random_state=0
+    ).fit(X, y)
+    assert len(budget.ledger) == 1
+    event = budget.ledger[0].event
+    assert isinstance(event, RepeatedRandomStoppingEvent)
+    assert event == search.privacy_event_ and search.budget_entry_ == budget.ledger[0]
+    assert event.distribution == "truncated_negative_binomial" and event.shape == 1.0
+    assert event.expected_runs == pytest.approx(10.0)
+    train, score = event.base_event.events
+    assert train == PureDPEvent(search.trial_epsilon_)
+    assert score == LaplaceEvent(search.score_epsilon_)
+    assert search.score_epsilon_ == pytest.approx(0.25 * search.trial_epsilon_)
+    # The trials did not charge the budget; the released model holds no budget.
+    assert search.best_estimator_.budget is None
+    assert search.best_estimator_.epsilon == search.trial_epsilon_
+    # The cost meets the target: at most epsilon, and not wastefully below it.
+    assert search.epsilon_ <= 1.0
+    assert search.epsilon_ > 1.0 - 1e-3
+    assert search.delta_ == 1e-6
+    # The budget composes at its own delta (1e-5 > 1e-6): a smaller epsilon.
+    assert budget.spent()[0] <= search.epsilon_
+
+
+def test_trial_epsilon_is_the_largest_that_fits():
+    X, y = make_data(n=500)
+    search = PrivateSearchCV(
+        ThresholdClassifier(), GRID, epsilon=2.0, delta=1e-5, random_state=0
+    ).fit(X, y)
+    accountant = RDPAccountant()
+    event = search.privacy_event_
+
+    def cost(scale):
+        trial = search.trial_epsilon_ * scale
+        base = ComposedEvent((PureDPEvent(trial), LaplaceEvent(0.25 * trial)))
+        law = {
+            "distribution": event.distribution,
+            "shape": event.shape,
+            "stopping_probability": event.stopping_probability,
+        }
+        repeated = RepeatedRandomStoppingEvent(base, **law)
+        return accountant.epsilon_delta([repeated], 1e-5)[0]
+
+    assert cost(1.0) == pytest.approx(search.epsilon_) and cost(1.0) <= 2.0
+    assert cost(1.0 + 2e-4) > 2.0
+    # Pure-DP trials of small epsilon: the search costs about three trials
+    # (geometric law), far below ten composed trials.
+    assert 2.5 * search.trial_epsilon_ * 1.25 < 2.0 < 3.2 * search.trial_epsilon_ * 1.25
+
+
+def test_selects_the_informative_candidate_when_it_is_tried():
+    X, y = make_data()
+    n_tried = 0
+    for seed in range(8):
+        ThresholdClassifier.tried.clear()
+        search = PrivateSearchCV(
+            ThresholdClassifier(), GRID, epsilon=1.0, random_state=seed
+        ).fit(X, y)
+        assert search.best_score_ == search.cv_results_["mean_test_score"][0]
+        if 2 in ThresholdClassifier.tried:
+            # Accuracy ~1 against ~0.5 for the others; the score noise has
+            # scale 1 / (400 * 0.066) = 0.04, so a wrong pick needs a > 11-scale
+            # deviation (probability < 1e-4 per comparison).
+            n_tried += 1
+            assert search.best_params_ == {"C": 2}
+            assert search.score(X, y) > 0.95
+            assert search.best_score_ == pytest.approx(0.99, abs=0.3)
+    # The geometric law with mean 10 misses C=2 with probability
+    # f(4/5) = 0.29 per search; the seeds are fixed, so the count is too.
+    assert n_tried >= 4
+
+
+def test_only_the_best_trial_is_released():
+    X, y = make_data(n=300)
+    search = PrivateSearchCV(ThresholdClassifier(), GRID, random_state=0).fit(X, y)
+    assert list(search.cv_results_) == [
+        "params",
+        "param_C",
+        "mean_test_score",
+        "rank_test_score",
+    ]
+    assert search.cv_results_["params"] == [search.best_params_]
+    assert list(search.cv_results_["rank_test_score"]) == [1]
+    public = {name for name in vars(search) if name.endswith("_")}
+    assert public == {
+        "best_estimator_",
+        "best_params_",
+        "best_score_",
+        "cv_results_",
+        "trial_epsilon_",
+        "score_epsilon_",
+        "stopping_probability_",
+        "n_validation_",
+        "privacy_event_",
+        "epsilon_",
+        "delta_",
+        "budget_entry_",
+    }
+    assert search.n_validation_ == 60
+    assert search.classes_.tolist() == [0, 1]
+    assert search.n_features_in_ == 5
+
+
+def test_number_of_trials_follows_the_law():
+    """Count the fits that got past their charge: E[K] = mean_trials."""
+    X, y = make_data(n=60)
+    n_searches, mean = 150, 4.0
+    counts = []
+    for seed in range(n_searches):
+        before = ThresholdClassifier.noisy_fits
+        PrivateSearchCV(
+            ThresholdClassifier(), GRID, mean_trials=mean, random_state=seed
+        ).fit(X, y)
+        counts.append(ThresholdClassifier.noisy_fits - before)
+    counts = np.array(counts)
+    assert counts.min() >= 1
+    # Geometric with mean 4: variance (1 - gamma) / gamma**2 = 12; 5 standard
+    # errors of the mean of 150 draws is 1.41.
+    assert abs(counts.mean() - mean) < 5 * math.sqrt(12 / n_searches)
+    assert len(set(counts)) > 3
+
+
+def test_refused_charge_leaves_no_model_and_no_noise():
+    X, y = make_data(n=300)
+    budget = PrivacyBudget(0.5, 1e-5)
+    budget.spend(LaplaceEvent(0.3), label="earlier")
+    before = ThresholdClassifier.noisy_fits
+    search = PrivateSearchCV(ThresholdClassifier(), GRID, epsilon=0.5, budget=budget)
+    with pytest.raises(BudgetExceededError, match="would exceed the privacy budget"):
+        search.fit(X, y)
+    assert ThresholdClassifier.noisy_fits == before
+    assert not hasattr(search, "best_estimator_")
+    assert not hasattr(search, "epsilon_")
+    assert len(budget.ledger) == 1
+
+
+def test_budget_without_delta_refuses_the_search():
+    X, y = make_data(n=100)
+    budget = PrivacyBudget(5.0)
+    with pytest.raises(BudgetExceededError, match="delta=0"):
+        PrivateSearchCV(ThresholdClassifier(), GRID, budget=budget).fit(X, y)
+    assert budget.ledger == []
+
+
+def test_cost_depending_on_a_tuned_parameter_is_refused_before_charging():
+    X, y = make_data(n=100)
+    budget = PrivacyBudget(5.0, 1e-5)
+    before = ThresholdClassifier.noisy_fits
+    for distributions in ({"cost_factor": [1.0, 2.0]}, {"cost_factor": uniform(1, 1)}):
+        search = PrivateSearchCV(ThresholdClassifier(), distributions, budget=budget)
+        with pytest.raises(ValueError, match="privacy cost of a trial depends"):
+            search.fit(X, y)
+    assert budget.ledger == [] and ThresholdClassifier.noisy_fits == before
+
+
+def test_a_trial_costing_more_than_paid_is_stopped_at_its_charge():
+    accountant = RDPAccountant()
+    guard = _TrialBudget(accountant, reference=accountant.rdp_curve(PureDPEvent(0.5)))
+    assert guard.spend(PureDPEvent(0.5)) is None
+    assert guard.spend(PureDPEvent(0.4)) is None
+    est = ThresholdClassifier(epsilon=0.6, budget=guard)
+    before = ThresholdClassifier.noisy_fits
+    with pytest.raises(RuntimeError, match="costs more privacy than the trial event"):
+        est.fit(*make_data(n=50))
+    assert ThresholdClassifier.noisy_fits == before
+    assert not hasattr(est, "offset_")
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        (
+            {"param_distributions": {"epsilon": [1.0, 2.0]}},
+            r"cannot tune \['epsilon'\]",
+        ),
+        ({"param_distributions": {"random_state": [1]}}, "cannot tune"),
+        ({"estimator": FunctionTransformer()}, "needs an estimator with 'epsilon'"),
+        ({"stopping": "poisson", "mean_trials": 0.5}, "mean_trials must be >= 1"),
+        ({"mean_trials": 1.0}, "mean_trials must be > 1"),
+        (
+            {"epsilon": 0.01, "delta": 1e-12, "mean_trials": 1e6},
+            "No per-trial epsilon",
+        ),
+    ],
+)
+def test_invalid_settings_fail_before_charging(params, match):
+    X, y = make_data(n=100)
+    budget = PrivacyBudget(5.0, 1e-5)
+    settings = {"estimator": ThresholdClassifier(), "param_distributions": GRID}
+    settings.update(params)
+    with pytest.raises(ValueError, match=match):
+        PrivateSearchCV(**settings, budget=budget).fit(X, y)
+    assert budget.ledger == []
+
+
+def test_estimator_that_never_charges_is_refused():
+    class Careless(ThresholdClassifier):
+        def fit(self, X, y):
+            self.classes_ = np.unique(y)
+            return self
+
+    with pytest.raises(ValueError, match="did not charge its budget"):
+        PrivateSearchCV(Careless(), GRID).fit(*make_data(n=100))
+
+
+def test_too_few_rows_to_split():
+    with pytest.raises(ValueError, match="got 1 sample"):
+        PrivateSearchCV(ThresholdClassifier(), GRID).fit(np.ones((1, 5)), [1])
+
+
+def test_invalid_data_fails_before_charging():
+    X, y = make_data(n=100)
+    X[3, 1] = np.nan
+    budget = PrivacyBudget(5.0, 1e-5)
+    with pytest.raises(ValueError, match="NaN"):
+        PrivateSearchCV(ThresholdClassifier(), GRID, budget=budget).fit(X, y)
+    assert budget.ledger == []
+
+
+def test_seeded_search_is_reproducible_and_default_is_secure():
+    X, y = make_data(n=400)
+    first = PrivateSearchCV(ThresholdClassifier(), GRID, random_state=3).fit(X, y)
+    second = PrivateSearchCV(ThresholdClassifier(), GRID, random_state=3).fit(X, y)
+    assert first.best_params_ == second.best_params_
+    assert first.best_score_ == second.best_score_
+    assert first.best_estimator_.offset_ == second.best_estimator_.offset_
+    # Unseeded: trials get random_state=None (the OS CSPRNG).
+    secure = PrivateSearchCV(ThresholdClassifier(), GRID).fit(X, y)
+    assert secure.best_estimator_.random_state is None
+
+
+def test_pipeline_with_a_private_final_step():
+    X, y = make_data(n=400)
+    pipe = Pipeline([("scale", FunctionTransformer()), ("clf", ThresholdClassifier())])
+    budget = PrivacyBudget(2.0, 1e-5)
+    search = PrivateSearchCV(
+        pipe, {"clf__C": [0, 2]}, budget=budget, random_state=0
+    ).fit(X, y)
+    assert len(budget.ledger) == 1
+    assert search.best_estimator_.named_steps["clf"].budget is None
+    assert search.predict(X).shape == (400,)
+    with pytest.raises(ValueError, match="cannot tune"):
+        PrivateSearchCV(pipe, {"clf__epsilon": [1.0]}).fit(X, y)
+
+
+def test_gaussian_trials_and_other_laws():
+    X, y = make_data(n=400)
+    estimator = ThresholdClassifier(mechanism="gaussian", delta=1e-6)
+    for stopping, shape in (("truncated_negative_binomial", 0.0), ("poisson", 0.0)):
+        search = PrivateSearchCV(
+            estimator, GRID, stopping=stopping, shape=shape, delta=1e-5, random_state=0
+        ).fit(X, y)
+        train = search.privacy_event_.base_event.events[0]
+        assert isinstance(train, GaussianEvent)
+        assert search.epsilon_ <= 1.0
+        assert search.privacy_event_.distribution == (
+            "poisson" if stopping == "poisson" else "truncated_negative_binomial"
+        )
+    assert search.stopping_probability_ is None
+
+
+def test_poisson_zero_trials_releases_nothing():
+    X, y = make_data(n=100)
+    # Mean 1: P[K = 0] = exp(-1). Seeded, so which seeds give zero trials is
+    # fixed; take the first and check what is released.
+    for seed in range(50):
+        search = PrivateSearchCV(
+            ThresholdClassifier(),
+            GRID,
+            stopping="poisson",
+            mean_trials=1.0,
+            random_state=seed,
+        )
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            search.fit(X, y)
+        if search.best_estimator_ is None:
+            break
+    assert search.best_estimator_ is None and search.best_params_ is None
+    assert [str(w.message) for w in record if "zero trials" in str(w.message)]
+    assert search.cv_results_["params"] == []
+    assert math.isnan(search.best_score_)
+    with pytest.raises(ValueError, match="zero trials"):
+        search.predict(X)
+
+
+def test_callable_scoring_is_clipped_per_row():
+    X, y = make_data(n=400)
+
+    def margin(estimator, X, y):
+        # Unbounded per-row values; the search clips them to [0, 1].
+        return 10.0 * (estimator.predict(X) == y) - 3.0
+
+    ThresholdClassifier.tried.clear()
+    search = PrivateSearchCV(
+        ThresholdClassifier(),
+        {"C": [2, 0]},
+        epsilon=5.0,
+        scoring=margin,
+        random_state=0,
+    ).fit(X, y)
+    assert 2 in ThresholdClassifier.tried
+    assert search.best_params_ == {"C": 2}
+    # Clipped: the released score is a mean of values in [0, 1], plus noise
+    # of scale 1 / (80 * 0.33) ~ 0.04.
+    assert search.best_score_ == pytest.approx(1.0, abs=0.3)
+
+    def wrong_shape(estimator, X, y):
+        return np.ones(3)
+
+    with pytest.raises(ValueError, match="one score per validation row"):
+        PrivateSearchCV(
+            ThresholdClassifier(), GRID, scoring=wrong_shape, random_state=0
+        ).fit(X, y)
