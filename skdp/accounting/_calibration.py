@@ -10,6 +10,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -174,6 +175,19 @@ def calibrate_gaussian_noise_multiplier(
     >>> epsilon_poisson_subsampled_gaussian(0.01, sigma, 1000, 1e-5) <= 2.0
     True
     """
+    # Deterministic in its arguments and slow (tens of RDP curves): results
+    # are memoised, so that repeated fits with the same settings (a
+    # hyperparameter search, cross-validation) calibrate once.
+    orders_key = tuple(float(order) for order in _check_orders(orders))
+    return _calibrate_gaussian_noise_multiplier(
+        target_epsilon, target_delta, sampling_rate, steps, orders_key, tol
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrate_gaussian_noise_multiplier(
+    target_epsilon, target_delta, sampling_rate, steps, orders, tol
+) -> float:
     target_epsilon = float(target_epsilon)
     if not (math.isfinite(target_epsilon) and target_epsilon > 0):
         raise ValueError(

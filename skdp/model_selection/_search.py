@@ -48,7 +48,7 @@ _CURVE_RTOL = 1e-9
 # How many candidates, drawn with a fixed public seed, stand for the parameter
 # distributions when checking that every candidate costs the same privacy.
 _N_REFERENCE_CANDIDATES = 16
-# Relative precision of the per-trial epsilon found by bisection.
+# The calibrated search costs at least (1 - this) times its epsilon.
 _CALIBRATION_RTOL = 1e-4
 
 
@@ -250,7 +250,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
     with ``exp(eps_hat) <= 1 + 1/(lambda - 1)`` (Theorem 6). The curve is
     converted to ``(epsilon, delta)`` with the improved conversion of
     Canonne, Kamath & Steinke (2020), Proposition 12. ``trial_epsilon_`` is
-    the largest (to a relative 1e-4) for which the result is at most
+    set so that the result is at most, and within a relative 1e-4 of,
     ``epsilon``. For pure-DP trials of small epsilon the search costs about
     ``2 + eta`` trials: three with the geometric law, matching Liu &
     Talwar (2019).
@@ -454,49 +454,73 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         )
 
     def _calibrate(self, estimator, prefix, reference, X, y, accountant, law):
-        """Largest per-trial epsilon whose search costs at most ``epsilon``."""
+        """Largest per-trial epsilon whose search costs at most ``epsilon``.
+
+        The cost grows with the per-trial epsilon; in log-log coordinates it
+        is nearly linear, so a bracketed secant search (the Illinois variant
+        of regula falsi) needs few evaluations, each one a probe. The lower
+        end of the bracket always meets the target; the search stops once its
+        cost is within a relative ``_CALIBRATION_RTOL`` of the target.
+        """
         score_share = float(self.score_epsilon_fraction)
-
-        def events(trial_total):
-            train = self._probe(
-                estimator,
-                prefix,
-                reference,
-                (1.0 - score_share) * trial_total,
-                X,
-                y,
-                accountant,
-            )
-            base = ComposedEvent((train, LaplaceEvent(score_share * trial_total)))
-            return train, RepeatedRandomStoppingEvent(base, **law)
-
-        def cost(trial_total):
-            return accountant.epsilon_delta([events(trial_total)[1]], self.delta)[0]
-
         target = float(self.epsilon)
-        high = target
-        for _ in range(40):
-            if cost(high) > target:
+        evaluated: dict[float, tuple] = {}
+
+        def excess(log_trial_total):
+            """``log(cost / target)``, caching the events it probed."""
+            if log_trial_total not in evaluated:
+                trial_total = math.exp(log_trial_total)
+                train = self._probe(
+                    estimator,
+                    prefix,
+                    reference,
+                    (1.0 - score_share) * trial_total,
+                    X,
+                    y,
+                    accountant,
+                )
+                base = ComposedEvent((train, LaplaceEvent(score_share * trial_total)))
+                event = RepeatedRandomStoppingEvent(base, **law)
+                cost = accountant.epsilon_delta([event], self.delta)[0]
+                excess_value = math.log(cost / target) if cost > 0 else -math.inf
+                evaluated[log_trial_total] = (excess_value, train, event)
+            return evaluated[log_trial_total][0]
+
+        high = math.log(target)
+        for _ in range(60):
+            if excess(high) > 0:
                 break
-            high *= 2.0
-        low = high / 2.0
-        while cost(low) > target:
-            low /= 4.0
-            if low < target * 1e-6:
+            high += math.log(2.0)
+        low = high - math.log(4.0)
+        while excess(low) > 0:
+            low -= math.log(4.0)
+            if low < math.log(target * 1e-6):
                 raise ValueError(
                     f"No per-trial epsilon makes the search cost at most epsilon="
                     f"{target!r} at delta={self.delta!r} with mean_trials="
                     f"{self.mean_trials!r}: raise epsilon or delta, or lower "
                     "mean_trials."
                 )
-        while high / low > 1.0 + _CALIBRATION_RTOL:
-            middle = math.sqrt(low * high)
-            if cost(middle) > target:
-                high = middle
+        f_low, f_high, retained = excess(low), excess(high), 0
+        for _ in range(100):
+            if excess(low) > -_CALIBRATION_RTOL or high - low < 1e-12:
+                break
+            point = (low * f_high - high * f_low) / (f_high - f_low)
+            if not low < point < high:
+                point = 0.5 * (low + high)
+            value = excess(point)
+            if value > 0:
+                high, f_high = point, value
+                if retained == -1:
+                    f_low /= 2.0  # Illinois: the low end was kept twice
+                retained = -1
             else:
-                low = middle
-        train, event = events(low)
-        return low, train, event
+                low, f_low = point, value
+                if retained == 1:
+                    f_high /= 2.0
+                retained = 1
+        _, train, event = evaluated[low]
+        return math.exp(low), train, event
 
     # -- fitting ----------------------------------------------------------
     @fit_context(prefer_skip_nested_validation=False)
