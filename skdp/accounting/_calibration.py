@@ -24,6 +24,7 @@ from ._rdp import (
     rdp_poisson_subsampled_gaussian_replace_one,
     rdp_to_epsilon,
 )
+from ._search import bisect_upper
 
 _CURVES = {
     "replace_one": rdp_poisson_subsampled_gaussian_replace_one,
@@ -264,10 +265,4 @@ def calibrate_gaussian_noise_multiplier(
                 f"even with noise multiplier {upper!r}."
             )
 
-    while upper - lower > tol * upper:
-        middle = 0.5 * (lower + upper)
-        if meets_target(middle):
-            upper = middle
-        else:
-            lower = middle
-    return upper
+    return bisect_upper(meets_target, lower, upper, tol)
