@@ -211,13 +211,19 @@ def calibrate_gaussian_noise_multiplier(
     # hyperparameter search, cross-validation) calibrate once.
     orders_key = tuple(float(order) for order in _check_orders(orders))
     return _calibrate_gaussian_noise_multiplier(
-        target_epsilon, target_delta, sampling_rate, steps, orders_key, tol
+        target_epsilon,
+        target_delta,
+        sampling_rate,
+        steps,
+        orders_key,
+        tol,
+        neighbouring,
     )
 
 
 @functools.lru_cache(maxsize=256)
 def _calibrate_gaussian_noise_multiplier(
-    target_epsilon, target_delta, sampling_rate, steps, orders, tol
+    target_epsilon, target_delta, sampling_rate, steps, orders, tol, neighbouring
 ) -> float:
     target_epsilon = float(target_epsilon)
     if not (math.isfinite(target_epsilon) and target_epsilon > 0):
