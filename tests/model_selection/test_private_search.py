@@ -441,3 +441,46 @@ def test_callable_scoring_is_clipped_per_row():
         PrivateSearchCV(
             ThresholdClassifier(), GRID, scoring=wrong_shape, random_state=0
         ).fit(X, y)
+
+
+def _normalised_classification(n=600, seed=0):
+    from sklearn.datasets import make_classification
+    from sklearn.preprocessing import normalize
+
+    X, y = make_classification(n_samples=n, n_features=5, random_state=seed)
+    return normalize(X), y
+
+
+def test_tunes_dp_logistic_regression():
+    linear_model = pytest.importorskip("skdp.linear_model")
+    X, y = _normalised_classification()
+    budget = PrivacyBudget(2.0, 1e-5)
+    estimator = linear_model.DPLogisticRegression(
+        method="objective", data_norm=1.0, classes=[0, 1]
+    )
+    search = PrivateSearchCV(
+        estimator, {"C": [0.01, 0.1, 1.0, 10.0]}, budget=budget, random_state=0
+    ).fit(X, y)
+    assert len(budget.ledger) == 1
+    best = search.best_estimator_
+    assert isinstance(best, linear_model.DPLogisticRegression)
+    assert best.epsilon == search.trial_epsilon_ and best.budget is None
+    assert best.budget_entry_ is None
+    trained = search.privacy_event_.base_event.events[0]
+    assert best.privacy_event_.with_label("") == trained
+    assert search.best_params_["C"] in (0.01, 0.1, 1.0, 10.0)
+    assert search.predict_proba(X).shape == (600, 2)
+    assert search.decision_function(X).shape == (600,)
+    assert 0.5 < search.score(X, y) <= 1.0
+
+
+def test_default_search_tunes_c_of_dp_logistic_regression():
+    pytest.importorskip("skdp.linear_model")
+    X, y = _normalised_classification(n=300)
+    with warnings.catch_warnings():
+        # The defaults read data_norm and classes from the data (and warn).
+        warnings.simplefilter("ignore")
+        search = PrivateSearchCV(mean_trials=3, random_state=0).fit(X, y)
+    assert list(search.best_params_) == ["C"]
+    assert 1e-3 <= search.best_params_["C"] <= 1e2
+    assert search.epsilon_ <= 1.0
