@@ -484,3 +484,18 @@ def test_default_search_tunes_c_of_dp_logistic_regression():
     assert list(search.best_params_) == ["C"]
     assert 1e-3 <= search.best_params_["C"] <= 1e2
     assert search.epsilon_ <= 1.0
+
+
+def test_list_of_grids():
+    X, y = make_data(n=400)
+    grids = [{"C": [2]}, {"C": [0, 1], "mechanism": ["laplace"]}]
+    search = PrivateSearchCV(ThresholdClassifier(), grids, random_state=0).fit(X, y)
+    assert search.best_params_ in (
+        {"C": 2},
+        {"C": 0, "mechanism": "laplace"},
+        {"C": 1, "mechanism": "laplace"},
+    )
+    with pytest.raises(ValueError, match="cannot tune"):
+        PrivateSearchCV(ThresholdClassifier(), [{"C": [1]}, {"budget": [None]}]).fit(
+            X, y
+        )
