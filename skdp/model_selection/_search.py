@@ -264,8 +264,10 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
     **Event of a trial.** Before charging, the search finds out what one
     trial would charge by starting fits that stop at their charge (after
     validating the data, before any noise), for up to 16 candidates drawn
-    with a fixed public seed. All of them must be covered by one trial
-    event; otherwise the search raises ``ValueError`` and spends nothing.
+    with a fixed public seed, and once on all rows, so that input the
+    estimator rejects fails before the charge. All of them must be covered
+    by one trial event; otherwise the search raises ``ValueError`` and
+    spends nothing.
     Each trial is checked again at its own charge and stopped, before any
     noise, if it would cost more.
 
