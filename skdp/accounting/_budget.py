@@ -148,6 +148,7 @@ class PrivacyBudget:
         self.accountant = RDPAccountant() if accountant is None else accountant
         self._store = _open_store(ledger, self.epsilon, self.delta)
         self._share_lock = threading.Lock()
+        self._unshared_copy = False
 
     @classmethod
     def from_ledger(cls, ledger, *, accountant=None) -> PrivacyBudget:
@@ -186,7 +187,9 @@ class PrivacyBudget:
     def __getstate__(self):
         state = self.__dict__.copy()
         del state["_share_lock"]
-        state["_store"] = self._shared_store()
+        state["_store"] = store = self._shared_store()
+        if not getattr(store, "shared_across_processes", False):
+            state["_unshared_copy"] = True
         return state
 
     def __setstate__(self, state):
@@ -261,6 +264,14 @@ class PrivacyBudget:
         """
         if not isinstance(event, PrivacyEvent):
             raise TypeError(f"event must be a PrivacyEvent, got {event!r}.")
+        if self._unshared_copy:
+            raise LedgerError(
+                f"This PrivacyBudget is a pickled copy of a budget whose ledger "
+                f"store {self._store!r} is not shared across processes; a spend "
+                "here would never reach the original, so it is refused. Use a "
+                "store with shared_across_processes=True, such as "
+                "ledger='path/to/ledger.db'."
+            )
         label = event.label if label is None else str(label)
         if label != event.label:
             event = event.with_label(label)

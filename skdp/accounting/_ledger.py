@@ -12,12 +12,14 @@ four members; see ``doc/ledger.rst``.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from ..exceptions import LedgerError
 from ._events import PrivacyEvent
 
 __all__ = ["LedgerEntry", "LedgerStore", "MemoryLedger"]
@@ -59,7 +61,9 @@ class LedgerStore(Protocol):
         ``True`` when a pickled copy of the store (one sent to a joblib or
         Dask worker) writes to the same ledger as the original. Such a store
         must pickle as a *handle* (where the ledger is and which ledger it
-        is), never as a copy of its entries.
+        is), never as a copy of its entries. A pickled copy of a budget whose
+        store says ``False`` refuses to spend (:class:`MemoryLedger` instead
+        moves itself to a shared file first).
 
     Notes
     -----
@@ -101,7 +105,10 @@ class MemoryLedger:
     Thread-safe. It cannot be shared with other processes by itself: when a
     :class:`~skdp.PrivacyBudget` backed by it is first pickled, the budget
     moves the entries to a temporary :class:`~skdp.accounting.SQLiteLedger`
-    (:meth:`move_to`) and this store forwards every later call there.
+    (:meth:`move_to`) and this store forwards every later call there. A
+    process forked before that move (which inherits the memory instead of
+    receiving a pickled copy) cannot report its spends back, so
+    :meth:`append_if` raises :class:`~skdp.exceptions.LedgerError` there.
 
     Parameters
     ----------
@@ -116,17 +123,26 @@ class MemoryLedger:
         self._entries: list[LedgerEntry] = []
         self._lock = threading.RLock()
         self._moved_to: LedgerStore | None = None
+        self._pid = os.getpid()
 
     def __getstate__(self):
-        with self._lock:
-            return {"limits": self.limits, "_entries": list(self.entries())}
+        return {"limits": self.limits, "_entries": list(self.entries())}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._lock = threading.RLock()
         self._moved_to = None
+        self._pid = os.getpid()
+
+    def _forked(self) -> bool:
+        # In a forked child the lock may have been held by a thread that does
+        # not exist there, so it is never taken.
+        return os.getpid() != self._pid
 
     def entries(self) -> list[LedgerEntry]:
+        if self._forked():
+            moved = self._moved_to
+            return moved.entries() if moved is not None else list(self._entries)
         with self._lock:
             if self._moved_to is not None:
                 return self._moved_to.entries()
@@ -138,6 +154,17 @@ class MemoryLedger:
         label: str,
         check: Callable[[Sequence[PrivacyEvent]], object],
     ) -> LedgerEntry:
+        if self._forked():
+            if self._moved_to is not None:
+                return self._moved_to.append_if(event, label, check)
+            raise LedgerError(
+                f"This privacy budget's ledger is in the memory of process "
+                f"{self._pid}; this process ({os.getpid()}) was forked from it "
+                "and a spend here would never reach it, so it is refused. Pass "
+                "the budget (or the estimator holding it) to the worker as an "
+                "argument, which shares it through a file, or create it with "
+                "PrivacyBudget(epsilon, delta, ledger='path/to/ledger.db')."
+            )
         with self._lock:
             if self._moved_to is not None:
                 return self._moved_to.append_if(event, label, check)
@@ -149,8 +176,10 @@ class MemoryLedger:
     def move_to(self, store) -> LedgerStore:
         """Copy every entry into the empty ``store`` and forward to it from now on.
 
-        Spends racing with the move (from other threads) wait for it and
-        then go to ``store``, so none is lost.
+        ``store`` must offer ``import_entries(entries)`` (as
+        :class:`~skdp.accounting.SQLiteLedger` does). Spends racing with the
+        move (from other threads) wait for it and then go to ``store``, so
+        none is lost.
         """
         with self._lock:
             if self._moved_to is None:

@@ -45,9 +45,10 @@ _ABANDONED: list[sqlite3.Connection] = []
 def _fix_for(temporary: bool) -> str:
     if temporary:
         return (
-            " This budget was created without ledger=, so its spends were moved "
-            "to a temporary file on the machine that first sent it to another "
-            "process; workers elsewhere cannot reach it. Create the budget with "
+            " This budget was created without ledger=, so when it was first "
+            "pickled its spends were moved to a temporary file, which only "
+            "processes on that machine can reach and which is deleted when the "
+            "process that created the budget exits. Create the budget with "
             "PrivacyBudget(epsilon, delta, ledger='/shared/path/ledger.db') on a "
             "filesystem every worker mounts at the same path."
         )
@@ -178,7 +179,7 @@ class SQLiteLedger:
                 uri=True,
                 timeout=self.timeout,
                 isolation_level=None,  # transactions are explicit
-                check_same_thread=False,  # guarded by self._lock
+                check_same_thread=False,  # guarded by _process_lock()
             )
         except sqlite3.Error as exc:
             raise self._fail("open", exc) from exc
@@ -254,13 +255,23 @@ class SQLiteLedger:
         self._conn = conn
         return meta["ledger_id"], limits
 
-    def _connection(self) -> sqlite3.Connection:
-        """This process's connection, opened (and checked) on first use."""
+    def _process_lock(self) -> threading.RLock:
+        """This process's lock; after a fork, fresh state for the child.
+
+        The inherited connection belongs to the parent and the inherited lock
+        may be held by a thread that does not exist in the child.
+        """
         if self._pid != os.getpid():
-            # Forked: the inherited connection belongs to the parent.
             if self._conn is not None:
                 _ABANDONED.append(self._conn)
             self._reset_process_state()
+        return self._lock
+
+    def _connection(self) -> sqlite3.Connection:
+        """This process's connection, opened (and checked) on first use.
+
+        Called with the lock from :meth:`_process_lock` held.
+        """
         if self._conn is None:
             conn = self._new_connection("rw")
             try:
@@ -282,8 +293,8 @@ class SQLiteLedger:
 
     def close(self) -> None:
         """Close this process's connection (it reopens on the next use)."""
-        with self._lock:
-            if self._conn is not None and self._pid == os.getpid():
+        with self._process_lock():
+            if self._conn is not None:
                 self._conn.close()
             self._conn = None
 
@@ -341,7 +352,7 @@ class SQLiteLedger:
 
     def entries(self) -> list[LedgerEntry]:
         """Every recorded spend, in spending order."""
-        with self._lock:
+        with self._process_lock():
             conn = self._connection()
             try:
                 conn.execute("BEGIN")  # one consistent snapshot
@@ -365,7 +376,7 @@ class SQLiteLedger:
         exception propagates.
         """
         payload = json.dumps(event_to_dict(event))
-        with self._lock:
+        with self._process_lock():
             conn = self._connection()
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -398,7 +409,7 @@ class SQLiteLedger:
 
     def import_entries(self, entries: Iterable[LedgerEntry]) -> None:
         """Copy ``entries`` (with their timestamps) into this empty ledger."""
-        with self._lock:
+        with self._process_lock():
             conn = self._connection()
             try:
                 conn.execute("BEGIN IMMEDIATE")

@@ -271,3 +271,54 @@ def test_any_ledger_store_can_back_a_budget(path):
         PrivacyBudget(2.0, ledger=store)
     with pytest.raises(TypeError, match="ledger must be"):
         PrivacyBudget(1.0, ledger=42)
+
+
+FORK_SCRIPT = """
+import os, sys
+from skdp import PrivacyBudget
+from skdp.accounting import LaplaceEvent
+
+ledger = sys.argv[1] or None
+budget = PrivacyBudget(1.0, ledger=ledger)
+budget.spend(LaplaceEvent(0.1), label="parent")  # opens the connection first
+read, write = os.pipe()
+if os.fork() == 0:  # the child inherits the budget instead of unpickling it
+    try:
+        budget.spend(LaplaceEvent(0.1), label="child")
+        message = "ok"
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"
+    os.write(write, message.encode())
+    os._exit(0)
+os.close(write)
+print(os.read(read, 10000).decode())
+os.wait()
+print([e.label for e in budget.ledger])
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_forked_child_spends_into_the_parent_or_refuses(kind, path):
+    out = subprocess.run(
+        [sys.executable, "-c", FORK_SCRIPT, str(path) if kind == "sqlite" else ""],
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout.splitlines()
+    if kind == "sqlite":  # the child reconnects and spends into the same file
+        assert out == ["ok", "['parent', 'child']"]
+    else:  # the child's spend would stay in its own memory: refused, loudly
+        assert out[0].startswith("LedgerError: This privacy budget's ledger is in")
+        assert "forked" in out[0] and "ledger='path/to/ledger.db'" in out[0]
+        assert out[1] == "['parent']"
+
+
+def test_pickled_copy_of_an_unshared_store_refuses_to_spend():
+    budget = PrivacyBudget(1.0, ledger=_ListStore(1.0, 0.0))
+    copy_ = pickle.loads(pickle.dumps(budget))
+    with pytest.raises(LedgerError, match="not shared across processes"):
+        copy_.spend(LaplaceEvent(0.1))
+    budget.spend(LaplaceEvent(0.1))  # the original still works
