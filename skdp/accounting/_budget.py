@@ -73,7 +73,8 @@ class PrivacyBudget:
     Attributes
     ----------
     ledger : list of LedgerEntry
-        Every recorded spend, in order (a fresh list on each access).
+        Every recorded spend, in order (a fresh list on each access); the
+        ``ledger`` parameter says where they are kept.
     store : LedgerStore
         Where the ledger is kept, e.g. a :class:`~skdp.accounting.SQLiteLedger`
         whose ``path`` is the file.
@@ -106,7 +107,11 @@ class PrivacyBudget:
     the original then reads that file, so parallel fits on this machine are
     all recorded. Workers on other machines cannot reach that file and fail
     on their first spend: give such budgets a ``ledger=`` on a shared
-    filesystem or a server-backed store.
+    filesystem or a server-backed store. A process forked before the budget
+    was ever pickled inherits a private copy of the memory, and its spends
+    raise :class:`~skdp.exceptions.LedgerError` too. A pickled model whose
+    ledger is gone still loads and predicts; only spending needs the ledger.
+    See ``doc/ledger.rst`` for several machines and crash safety.
 
     Examples
     --------
@@ -128,7 +133,8 @@ class PrivacyBudget:
     A budget kept in a file is shared by processes and survives them:
 
     >>> import os, tempfile
-    >>> path = os.path.join(tempfile.mkdtemp(), "ledger.db")
+    >>> directory = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(directory.name, "ledger.db")
     >>> budget = PrivacyBudget(epsilon=1.0, ledger=path)
     >>> _ = budget.spend(LaplaceEvent(0.25), label="count")
     >>> reopened = PrivacyBudget.from_ledger(path)
@@ -138,6 +144,7 @@ class PrivacyBudget:
     Traceback (most recent call last):
     ...
     skdp.exceptions.LedgerError: The privacy ledger ... was created with limits ...
+    >>> directory.cleanup()
     """
 
     def __init__(

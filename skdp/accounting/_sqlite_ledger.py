@@ -120,7 +120,8 @@ class SQLiteLedger:
     --------
     >>> import os, tempfile
     >>> from skdp.accounting import LaplaceEvent, SQLiteLedger
-    >>> path = os.path.join(tempfile.mkdtemp(), "ledger.db")
+    >>> directory = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(directory.name, "ledger.db")
     >>> ledger = SQLiteLedger(path, epsilon=1.0, delta=0.0)
     >>> entry = ledger.append_if(LaplaceEvent(0.5), "count", check=lambda events: None)
     >>> [e.label for e in SQLiteLedger(path).entries()]
@@ -129,6 +130,7 @@ class SQLiteLedger:
     Traceback (most recent call last):
     ...
     skdp.exceptions.LedgerError: The privacy ledger ... was created with limits ...
+    >>> directory.cleanup()
     """
 
     shared_across_processes = True
