@@ -342,10 +342,15 @@ class PrivacyBudget:
         return "\n".join(lines)
 
     def __repr__(self):
-        eps, delta = self.spent()
+        head = f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g}, "
+        try:
+            entries = self.ledger
+        except LedgerError:  # e.g. an estimator's repr in a worker without it
+            return head + f"ledger={self._store!r} unavailable)"
+        report = self.accountant.compose([e.event for e in entries], self.delta)
         return (
-            f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g}, "
-            f"spent=({eps:.4g}, {delta:.3g}), n_spends={len(self.ledger)})"
+            head + f"spent=({report.epsilon:.4g}, {report.delta:.3g}), "
+            f"n_spends={len(entries)})"
         )
 
 

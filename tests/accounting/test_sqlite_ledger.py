@@ -155,6 +155,7 @@ def test_handle_without_its_file_fails_and_creates_nothing(path, tmp_path):
         copy_.spend(LaplaceEvent(0.1))
     with pytest.raises(LedgerError):
         copy_.spent()
+    assert "unavailable" in repr(copy_)  # repr (of an estimator) never raises
     assert not path.exists()
 
 

@@ -112,7 +112,10 @@ GRID_SCRIPT = textwrap.dedent(
             self._charge_budget(LaplaceEvent(self.epsilon, label=label))
             with open(released, "a") as f:  # the noisy result goes out
                 f.write(label + "\\n")
-            time.sleep(0.5)
+            # Keep the grid going for a while, then stall it, so that the test
+            # always kills it mid-grid however loaded the machine is.
+            with open(released) as f:
+                time.sleep(0.5 if len(f.readlines()) < 10 else 300)
             self.classes_ = np.unique(y)
             return self
 

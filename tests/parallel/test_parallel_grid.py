@@ -10,6 +10,7 @@ import joblib
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import GridSearchCV
 
 from skdp import PrivacyBudget
@@ -88,7 +89,7 @@ def _run_grid(cls, budget, n_jobs, backend=None):
         est, {"epsilon": EPSILONS, "C": CS}, cv=CV, n_jobs=n_jobs, error_score="raise"
     )
     with warnings.catch_warnings():
-        warnings.simplefilter("error", category=UserWarning)  # FitFailedWarning too
+        warnings.simplefilter("error", category=FitFailedWarning)
         if backend is None:
             grid.fit(X, y)
         else:
