@@ -3,6 +3,7 @@ worker processes or on Dask workers (issue 5)."""
 
 import logging
 import os
+import pickle
 import warnings
 from itertools import product
 
@@ -165,3 +166,17 @@ def test_grid_search_on_dask_workers_records_every_fit(cls, budget, dask_client)
     if cls is ToyPrivateClassifier:
         workers = dask_client.run(os.getpid)  # {address: pid}
         assert _pids(budget) & set(workers.values()), "no fit ran on a Dask worker"
+
+
+def test_a_worker_without_the_ledger_fails_the_search(tmp_path):
+    # What a worker on a machine without the ledger file sees: the spend is
+    # refused (nothing released) and, with every fit failing, scikit-learn
+    # raises instead of returning nan scores.
+    path = tmp_path / "ledger.db"
+    far_away = pickle.loads(pickle.dumps(PrivacyBudget(100.0, ledger=path)))
+    path.rename(tmp_path / "elsewhere.db")
+    X, y = _data()
+    grid = GridSearchCV(ToyPrivateClassifier(budget=far_away), {"C": CS}, cv=CV)
+    with pytest.raises(ValueError, match=r"(?s)fits failed.*LedgerError.*same path"):
+        grid.fit(X, y)
+    assert not path.exists()
