@@ -3,7 +3,8 @@
 *What happened* is an immutable event (:class:`LaplaceEvent`,
 :class:`GaussianEvent`, :class:`PoissonSubsampledGaussianEvent`, ...); *how
 it composes* is the accountant's job (:class:`RDPAccountant`); the
-:class:`PrivacyBudget` records events in a ledger and refuses those that do
+:class:`PrivacyBudget` records events in a ledger (in memory, or in a
+:class:`SQLiteLedger` file that processes share) and refuses those that do
 not fit.
 """
 
@@ -32,7 +33,7 @@ from ._events import (
     event_from_dict,
     event_to_dict,
 )
-from ._ledger import LedgerEntry, MemoryLedger
+from ._ledger import LedgerEntry, LedgerStore, MemoryLedger
 from ._rdp import (
     DEFAULT_ORDERS,
     rdp_exponential_mechanism,
@@ -50,6 +51,7 @@ from ._repetition import (
     truncated_negative_binomial_mean,
     truncated_negative_binomial_stopping_probability,
 )
+from ._sqlite_ledger import SQLiteLedger
 
 __all__ = [
     "DEFAULT_ORDERS",
@@ -60,6 +62,7 @@ __all__ = [
     "GaussianEvent",
     "LaplaceEvent",
     "LedgerEntry",
+    "LedgerStore",
     "MemoryLedger",
     "PoissonSubsampledGaussianEvent",
     "PrivacyBudget",
@@ -67,6 +70,7 @@ __all__ = [
     "PureDPEvent",
     "RDPAccountant",
     "RepeatedRandomStoppingEvent",
+    "SQLiteLedger",
     "ZCDPEvent",
     "calibrate_gaussian_noise_multiplier",
     "epsilon_poisson_subsampled_gaussian",
