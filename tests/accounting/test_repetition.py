@@ -400,3 +400,13 @@ def test_accountant_and_budget_use_the_curve():
     assert "RepeatedRandomStoppingEvent(base_event=ComposedEvent(" in budget.summary()
     # Without delta, Renyi DP gives no finite epsilon: refused, nothing recorded.
     assert not PrivacyBudget(10.0).check(event)
+
+
+def test_event_survives_a_sqlite_ledger(tmp_path):
+    path = tmp_path / "ledger.db"
+    event = _event()
+    budget = PrivacyBudget(10.0, 1e-6, ledger=str(path))
+    budget.spend(event)
+    reopened = PrivacyBudget.from_ledger(str(path))
+    assert reopened.ledger[0].event == event
+    assert reopened.spent() == budget.spent()
