@@ -46,6 +46,7 @@ from ._rdp import (
     rdp_zcdp,
 )
 from ._repetition import (
+    epsilon_repeated_truncated_negative_binomial,
     rdp_repeated_poisson,
     rdp_repeated_truncated_negative_binomial,
     truncated_negative_binomial_mean,
@@ -73,6 +74,7 @@ __all__ = [
     "SQLiteLedger",
     "ZCDPEvent",
     "calibrate_gaussian_noise_multiplier",
+    "epsilon_repeated_truncated_negative_binomial",
     "epsilon_poisson_subsampled_gaussian",
     "event_from_dict",
     "event_to_dict",

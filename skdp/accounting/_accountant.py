@@ -30,11 +30,28 @@ from ._rdp import (
     rdp_zcdp,
 )
 from ._repetition import (
+    epsilon_repeated_truncated_negative_binomial,
     rdp_repeated_poisson,
     rdp_repeated_truncated_negative_binomial,
 )
 
 __all__ = ["CompositionReport", "RDPAccountant", "flatten_events"]
+
+
+def _pure_epsilon(event: PrivacyEvent) -> float | None:
+    """The pure-DP epsilon of ``event``, or ``None`` if it is not pure."""
+    if isinstance(event, PureDPEvent):
+        return event.epsilon
+    if (
+        isinstance(event, RepeatedRandomStoppingEvent)
+        and event.distribution == "truncated_negative_binomial"
+    ):
+        parts = [_pure_epsilon(e) for e in flatten_events([event.base_event])]
+        if all(part is not None for part in parts):
+            return epsilon_repeated_truncated_negative_binomial(
+                math.fsum(parts), event.shape
+            )
+    return None
 
 
 def flatten_events(events: Iterable[PrivacyEvent]) -> list[PrivacyEvent]:
@@ -78,7 +95,11 @@ class RDPAccountant:
     The events are split into four groups:
 
     * pure events (:class:`LaplaceEvent`, :class:`ExponentialMechanismEvent`,
-      :class:`PureDPEvent`), each ``epsilon``-DP;
+      :class:`PureDPEvent`), each ``epsilon``-DP, and
+      :class:`RepeatedRandomStoppingEvent` with a truncated negative binomial
+      law (shape ``eta``) over pure events of total ``epsilon``, which is
+      ``(2 + eta) epsilon``-DP (see
+      :func:`~skdp.accounting.epsilon_repeated_truncated_negative_binomial`);
     * plain Gaussian events (:class:`GaussianEvent`);
     * events only described by a Renyi-DP curve
       (:class:`PoissonSubsampledGaussianEvent`, :class:`ZCDPEvent`,
@@ -182,7 +203,7 @@ class RDPAccountant:
             ``(epsilon, delta)``-DP, e.g. a Gaussian event with ``delta=0``.
         """
         leaves = flatten_events(events)
-        pure = [e for e in leaves if isinstance(e, PureDPEvent)]
+        pure = [e for e in leaves if _pure_epsilon(e) is not None]
         approx = [e for e in leaves if isinstance(e, ApproxDPEvent)]
         gauss = [e for e in leaves if isinstance(e, GaussianEvent)]
         rdp_only = [
@@ -194,6 +215,7 @@ class RDPAccountant:
                 | ZCDPEvent
                 | RepeatedRandomStoppingEvent,
             )
+            and _pure_epsilon(e) is None
         ]
         known = len(pure) + len(approx) + len(gauss) + len(rdp_only)
         if known != len(leaves):
@@ -206,7 +228,7 @@ class RDPAccountant:
 
         eps_approx = math.fsum(e.epsilon for e in approx)
         delta_approx = math.fsum(e.delta for e in approx)
-        eps_pure = math.fsum(e.epsilon for e in pure)
+        eps_pure = math.fsum(_pure_epsilon(e) for e in pure)
         if not gauss and not rdp_only:
             return CompositionReport(
                 eps_pure + eps_approx,

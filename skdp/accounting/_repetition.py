@@ -32,6 +32,7 @@ from scipy.optimize import brentq
 from ._rdp import OrdersLike, _check_curve
 
 __all__ = [
+    "epsilon_repeated_truncated_negative_binomial",
     "rdp_repeated_poisson",
     "rdp_repeated_truncated_negative_binomial",
     "truncated_negative_binomial_mean",
@@ -130,6 +131,45 @@ def truncated_negative_binomial_stopping_probability(
         raise ValueError(f"mean={mean!r} is too close to 1 to invert.")
     log_gamma = brentq(lambda x: excess(x) - target, low, high, xtol=1e-15, rtol=1e-14)
     return math.exp(log_gamma)
+
+
+def epsilon_repeated_truncated_negative_binomial(epsilon: float, shape: float) -> float:
+    """Pure DP of the best of ``K`` runs of an ``epsilon``-DP mechanism.
+
+    Parameters
+    ----------
+    epsilon : float
+        Pure-DP parameter of one run, >= 0.
+    shape : float
+        ``eta > -1`` of the truncated negative binomial law of ``K``.
+
+    Returns
+    -------
+    epsilon : float
+        ``(2 + eta) epsilon``, whatever the mean of ``K``.
+
+    Notes
+    -----
+    The limit of [PS22]_, Theorem 2 as both orders ``lambda`` and
+    ``lambda_hat`` grow: a pure ``epsilon``-DP run is
+    ``(lambda, epsilon)``-RDP at every order, so the bound tends to
+    ``epsilon + (1 + eta) epsilon``, and the Rényi divergence of order
+    ``lambda`` increases to the max-divergence as ``lambda`` grows
+    ([vEH14]_), which is pure DP. For the geometric law (``eta = 1``) this
+    is the ``3 epsilon`` of [LT19]_. The tests also check it against the
+    exact max-divergence of small repeated mechanisms.
+
+    Examples
+    --------
+    >>> from skdp.accounting import epsilon_repeated_truncated_negative_binomial
+    >>> epsilon_repeated_truncated_negative_binomial(0.5, shape=1.0)
+    1.5
+    """
+    epsilon = float(epsilon)
+    if not (math.isfinite(epsilon) and epsilon >= 0):
+        raise ValueError(f"epsilon must be finite and >= 0; got {epsilon!r}.")
+    eta, _ = _check_tnb(shape, 0.5)
+    return (2.0 + eta) * epsilon
 
 
 def _monotone_envelope(rdp: np.ndarray, orders: np.ndarray) -> np.ndarray:

@@ -148,8 +148,11 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
     epsilon : float, default=1.0
         Total epsilon of the whole search (every trial and the selection).
     delta : float, default=1e-6
-        Total delta of the whole search, in (0, 1). Random stopping is
-        analysed in Renyi DP, so delta must be positive.
+        Total delta of the whole search, in [0, 1). ``delta=0`` needs
+        pure-DP trials (such as ``method="objective"``) and a truncated
+        negative binomial law: the search is then ``(2 + shape)`` trials'
+        epsilon, pure DP. Otherwise the bound is in Renyi DP and needs
+        ``delta > 0``.
     stopping : {"geometric", "truncated_negative_binomial", "poisson"}, \
             default="geometric"
         Law of the number of trials. ``"geometric"`` is the truncated
@@ -249,11 +252,14 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
     + log(mu) / (lambda - 1)`` where ``Q`` is ``(eps_hat, delta_hat)``-DP
     with ``exp(eps_hat) <= 1 + 1/(lambda - 1)`` (Theorem 6). The curve is
     converted to ``(epsilon, delta)`` with the improved conversion of
-    Canonne, Kamath & Steinke (2020), Proposition 12. ``trial_epsilon_`` is
+    Canonne, Kamath & Steinke (2020), Proposition 12. When the trials are
+    pure ``eps``-DP and the law truncated negative binomial, the search is
+    also ``(2 + eta) eps``-DP (the limit of Theorem 2 as both orders grow;
+    Liu & Talwar's ``3 eps`` for the geometric law), and the accountant uses
+    whichever is smaller. ``trial_epsilon_`` is
     set so that the result is at most, and within a relative 1e-4 of,
-    ``epsilon``. For pure-DP trials of small epsilon the search costs about
-    ``2 + eta`` trials: three with the geometric law, matching Liu &
-    Talwar (2019).
+    ``epsilon``. For pure-DP trials the search thus costs ``2 + eta``
+    trials, whatever ``mean_trials``.
 
     **What is and is not released.** The best trial's model, parameters and
     noisy score. The number of trials, the other trials' parameters and
@@ -315,7 +321,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         "estimator": [HasMethods(["fit", "get_params", "set_params"]), None],
         "param_distributions": [dict, list, None],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
-        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="left")],
         "stopping": [
             StrOptions({"geometric", "truncated_negative_binomial", "poisson"})
         ],
@@ -485,6 +491,13 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
                 base = ComposedEvent((train, LaplaceEvent(score_share * trial_total)))
                 event = RepeatedRandomStoppingEvent(base, **law)
                 cost = accountant.epsilon_delta([event], self.delta)[0]
+                if math.isinf(cost):
+                    raise ValueError(
+                        f"A search whose trials charge {train!r} has no finite "
+                        f"epsilon at delta={self.delta!r}: delta=0 needs pure-DP "
+                        "trials and a truncated negative binomial (or geometric) "
+                        "law; pass delta > 0."
+                    )
                 excess_value = math.log(cost / target) if cost > 0 else -math.inf
                 evaluated[log_trial_total] = (excess_value, train, event)
             return evaluated[log_trial_total][0]

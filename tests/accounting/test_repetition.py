@@ -1,5 +1,6 @@
 """Random-stopping repetition: distributions, RDP bounds and the event."""
 
+import functools
 import math
 import pickle
 
@@ -16,6 +17,7 @@ from skdp.accounting import (
     PureDPEvent,
     RDPAccountant,
     RepeatedRandomStoppingEvent,
+    epsilon_repeated_truncated_negative_binomial,
     event_from_dict,
     event_to_dict,
     rdp_gaussian,
@@ -274,6 +276,52 @@ def test_tnb_bound_dominates_the_exact_divergence(shape):
         assert np.all(exact <= bound + 1e-12)
         # Never below one run's curve (K >= 1 always).
         assert np.all(bound >= base - 1e-12)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_pure_bound_dominates_the_exact_max_divergence(shape):
+    """(2 + eta) eps-DP: the largest log-ratio of the repeated toy mechanisms."""
+    for mean in (1.5, 8.0, 100.0):
+        gamma = truncated_negative_binomial_stopping_probability(shape, mean)
+        for p, q in _toy_pairs():
+            epsilon = float(np.max(np.abs(np.log(p / q))))
+            pgf = functools.partial(tnb_pgf, shape, gamma)
+            a = best_of_k_distribution(p, pgf)[1:]
+            b = best_of_k_distribution(q, pgf)[1:]
+            exact = float(np.max(np.abs(np.log(a / b))))
+            bound = epsilon_repeated_truncated_negative_binomial(epsilon, shape)
+            assert exact <= bound + 1e-9
+            assert bound == pytest.approx((2 + shape) * epsilon)
+
+
+def test_pure_route_in_the_accountant():
+    gamma = truncated_negative_binomial_stopping_probability(0.0, 10.0)
+    pure_base = ComposedEvent((PureDPEvent(0.2), LaplaceEvent(0.05)))
+    event = RepeatedRandomStoppingEvent(
+        pure_base,
+        "truncated_negative_binomial",
+        shape=0.0,
+        stopping_probability=gamma,
+    )
+    accountant = RDPAccountant()
+    report = accountant.compose([event], delta=0.0)
+    assert report.method == "basic" and report.epsilon == pytest.approx(0.5)
+    # With another pure event it still composes by addition at delta = 0.
+    assert accountant.compose([event, LaplaceEvent(0.1)], 0.0).epsilon == (
+        pytest.approx(0.6)
+    )
+    # Next to a Gaussian event the pure part enters both ways.
+    mixed = accountant.compose([event, GaussianEvent(5.0)], 1e-6)
+    assert mixed.candidates["basic+rdp"] == pytest.approx(
+        0.5 + accountant.compose([GaussianEvent(5.0)], 1e-6).candidates["rdp"]
+    )
+    # A Gaussian base, or the Poisson law, has no pure epsilon.
+    for other in (
+        _event(),
+        RepeatedRandomStoppingEvent(pure_base, "poisson", mean=3.0),
+    ):
+        assert math.isinf(accountant.compose([other], 0.0).epsilon)
+    assert PrivacyBudget(1.0).check(event)
 
 
 @pytest.mark.parametrize("mean", [1.0, 3.0, 20.0])

@@ -146,9 +146,9 @@ def test_charges_the_budget_once_with_the_repeated_event():
     # The cost meets the target: at most epsilon, and not wastefully below it.
     assert search.epsilon_ <= 1.0
     assert search.epsilon_ > 1.0 - 1e-3
-    assert search.delta_ == 1e-6
-    # The budget composes at its own delta (1e-5 > 1e-6): a smaller epsilon.
-    assert budget.spent()[0] <= search.epsilon_
+    # Pure trials: the search is pure DP (three trials' epsilon, geometric law).
+    assert search.delta_ == 0.0
+    assert budget.spent() == (search.epsilon_, 0.0)
 
 
 def test_trial_epsilon_is_the_largest_that_fits():
@@ -263,11 +263,35 @@ def test_refused_charge_leaves_no_model_and_no_noise():
     assert len(budget.ledger) == 1
 
 
-def test_budget_without_delta_refuses_the_search():
+def test_pure_trials_need_no_delta():
+    X, y = make_data(n=300)
+    budget = PrivacyBudget(1.0)  # delta = 0
+    search = PrivateSearchCV(
+        ThresholdClassifier(), GRID, delta=0.0, budget=budget, random_state=0
+    ).fit(X, y)
+    # Geometric law over pure trials: exactly 3 trials' epsilon, pure DP.
+    assert search.epsilon_ == pytest.approx(1.0, rel=1e-4) and search.epsilon_ <= 1.0
+    assert search.delta_ == 0.0 and budget.spent()[1] == 0.0
+    assert search.trial_epsilon_ + search.score_epsilon_ == pytest.approx(1 / 3, 1e-4)
+    # The default delta > 0 gives the same (the pure bound is the tighter).
+    again = PrivateSearchCV(ThresholdClassifier(), GRID, random_state=0).fit(X, y)
+    assert again.trial_epsilon_ == pytest.approx(search.trial_epsilon_, rel=1e-3)
+
+
+def test_without_delta_gaussian_trials_or_poisson_are_refused():
     X, y = make_data(n=100)
     budget = PrivacyBudget(5.0)
+    gaussian = ThresholdClassifier(mechanism="gaussian", delta=1e-6)
+    for estimator, stopping in (
+        (gaussian, "geometric"),
+        (ThresholdClassifier(), "poisson"),
+    ):
+        search = PrivateSearchCV(estimator, GRID, delta=0.0, stopping=stopping)
+        with pytest.raises(ValueError, match="no finite epsilon at delta=0"):
+            search.fit(X, y)
+    # A search with delta > 0 does not fit a budget without delta.
     with pytest.raises(BudgetExceededError, match="delta=0"):
-        PrivateSearchCV(ThresholdClassifier(), GRID, budget=budget).fit(X, y)
+        PrivateSearchCV(gaussian, GRID, budget=budget).fit(X, y)
     assert budget.ledger == []
 
 
@@ -307,7 +331,12 @@ def test_a_trial_costing_more_than_paid_is_stopped_at_its_charge():
         ({"stopping": "poisson", "mean_trials": 0.5}, "mean_trials must be >= 1"),
         ({"mean_trials": 1.0}, "mean_trials must be > 1"),
         (
-            {"epsilon": 0.01, "delta": 1e-12, "mean_trials": 1e6},
+            {
+                "estimator": ThresholdClassifier(mechanism="gaussian", delta=1e-6),
+                "epsilon": 0.01,
+                "delta": 1e-12,
+                "mean_trials": 1e6,
+            },
             "No per-trial epsilon",
         ),
     ],
