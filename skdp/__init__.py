@@ -6,11 +6,13 @@ The :class:`PrivacyBudget` is shared by every private estimator through its
 
 from .accounting import PrivacyBudget
 from .exceptions import BudgetExceededError, LedgerError, PrivacyLeakWarning
+from .linear_model import DPLogisticRegression
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "BudgetExceededError",
+    "DPLogisticRegression",
     "LedgerError",
     "PrivacyBudget",
     "PrivacyLeakWarning",
