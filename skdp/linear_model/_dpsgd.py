@@ -20,7 +20,29 @@ from ..mechanisms._samplers import (
     sample_discrete_gaussian,
 )
 
-__all__ = ["dpsgd_logistic"]
+__all__ = ["clipped_gradient_sum", "dpsgd_logistic"]
+
+
+def clipped_gradient_sum(Z, Y, W, max_grad_norm):
+    """Sum over rows of each row's loss gradient clipped to ``max_grad_norm``.
+
+    Row ``i``'s gradient for all models is the matrix ``a_i z_i^T`` with
+    ``a_ik = -Y_ik expit(-Y_ik w_k.z_i)``; its Frobenius norm is
+    ``||a_i|| ||z_i||``, so clipping is a per-row rescaling and the sum is
+    one matrix product.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.linear_model._dpsgd import clipped_gradient_sum
+    >>> clipped_gradient_sum(np.array([[3.0, 4.0]]), np.array([[1.0]]),
+    ...                      np.zeros((1, 2)), max_grad_norm=1.0)
+    array([[-0.6, -0.8]])
+    """
+    slopes = -Y * expit(-Y * (Z @ W.T))
+    norms = np.linalg.norm(slopes, axis=1) * np.linalg.norm(Z, axis=1)
+    scale = np.minimum(1.0, max_grad_norm / np.maximum(norms, np.finfo(float).tiny))
+    return (slopes * scale[:, None]).T @ Z
 
 
 def dpsgd_logistic(
@@ -108,13 +130,7 @@ def dpsgd_logistic(
     start_average = steps // 2
     for step in range(steps):
         batch = source.poisson_subsample(n, sampling_rate)
-        Zb = Z[batch]
-        Yb = Y[batch]
-        # d loss / d margin for every row and model, times the label.
-        slopes = -Yb * expit(-Yb * (Zb @ W.T))
-        norms = np.linalg.norm(slopes, axis=1) * np.linalg.norm(Zb, axis=1)
-        scale = np.minimum(1.0, max_grad_norm / np.maximum(norms, 1e-300))
-        clipped_sum = (slopes * scale[:, None]).T @ Zb
+        clipped_sum = clipped_gradient_sum(Z[batch], Y[batch], W, max_grad_norm)
         noisy_sum = (round_to_grid(clipped_sum, gamma) + noise[step]) * gamma
         gradient = noisy_sum / expected_batch + W / (n * C)
         W = W - learning_rate * gradient

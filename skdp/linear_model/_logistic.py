@@ -480,7 +480,12 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 events.append(event)
             else:
                 result = minimize_logistic(
-                    Z, Y[:, k], alpha=1.0, C=self.C, tol=self.tol, max_iter=self.max_iter
+                    Z,
+                    Y[:, k],
+                    alpha=1.0,
+                    C=self.C,
+                    tol=self.tol,
+                    max_iter=self.max_iter,
                 )
             results.append(result)
         if not all(r.converged for r in results):
