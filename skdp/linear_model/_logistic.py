@@ -174,10 +174,12 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     ``Lambda = 1 / (n C R**2)``, so their
     ``epsilon' = epsilon - log(1 + 2c/(n Lambda) + c**2/(n Lambda)**2)`` is
     ``epsilon - 2 log(1 + c C R**2)`` (the curvature term scales with
-    ``R**2``). If that leaves less than ``epsilon / 2``, the regularisation
-    is raised to ``alpha = c C R**2 / (exp(epsilon / 4) - 1)`` (CMS's
-    ``Delta``) and ``epsilon' = epsilon / 2``. The fit returns the exact
-    minimiser of ``alpha/2 ||w||^2 + C sum_i loss(y_i z_i.w) + C R b.w``
+    ``R**2``). If that leaves less than ``0.9 epsilon`` for the noise, the
+    regularisation is raised to
+    ``alpha = c C R**2 / (exp(0.05 epsilon) - 1)`` (CMS's ``Delta``; their
+    Theorem 9 holds for any ``Delta >= 0``, Algorithm 2's own rule leaves
+    ``epsilon / 2``) and ``epsilon' = 0.9 epsilon``. The fit returns the
+    exact minimiser of ``alpha/2 ||w||^2 + C sum_i loss(y_i z_i.w) + C R b.w``
     with ``b`` of density proportional to ``exp(-epsilon' ||b|| / 2)``:
     epsilon-DP. With ``K > 2`` classes each of the ``K`` models gets
     ``epsilon / K`` (basic composition).
