@@ -175,10 +175,11 @@ def main(argv=None):
             for seed in range(args.seeds):
                 # Interleave the non-private reference so that both sides of
                 # the timing comparison see the same machine load.
-                start = time.perf_counter()
-                reference = LogisticRegression(C=1.0).fit(X_train, y_train)
-                lbfgs_seconds.append(time.perf_counter() - start)
-                lbfgs_accuracy = reference.score(X_test, y_test)
+                if seed < 3:
+                    start = time.perf_counter()
+                    reference = LogisticRegression(C=1.0).fit(X_train, y_train)
+                    lbfgs_seconds.append(time.perf_counter() - start)
+                    lbfgs_accuracy = reference.score(X_test, y_test)
 
                 model = DPLogisticRegression(
                     epsilon,

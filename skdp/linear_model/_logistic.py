@@ -90,8 +90,11 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         the others (the privacy proofs need strong convexity in every
         coordinate), and the column counts in the row-norm bound
         ``R = sqrt(data_norm**2 + intercept_scaling**2)``.
-    intercept_scaling : float, default=1.0
-        Value of the appended constant column, > 0.
+    intercept_scaling : float, default=0.5
+        Value of the appended constant column, > 0. Smaller values shrink the
+        norm bound ``R`` (less noise) but regularise the intercept more; 0.5
+        beat 1.0 and 0.25 on a validation split of UCI Adult's training part
+        for both 'gradient' and 'objective'.
     classes : array-like or None, default=None
         The public list of possible labels. ``None`` reads it from ``y`` and
         emits a :class:`~skdp.PrivacyLeakWarning` (which labels occur in the
@@ -276,7 +279,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         method="gradient",
         data_norm=None,
         fit_intercept=True,
-        intercept_scaling=1.0,
+        intercept_scaling=0.5,
         classes=None,
         max_iter=100,
         tol=1e-10,
