@@ -131,7 +131,7 @@ def objective_perturbation(
     >>> y = np.array([1, -1, 1, -1])
     >>> result, event = objective_perturbation(
     ...     Z, y, epsilon=1.0, C=1.0, row_norm=1.0,
-    ...     source=check_random_source(0), tol=1e-10, max_iter=100)
+    ...     source=check_random_source(0), tol=1e-12, max_iter=100)
     >>> event.epsilon, result.converged
     (1.0, True)
     """
