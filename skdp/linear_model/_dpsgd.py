@@ -96,9 +96,11 @@ def dpsgd_logistic(
     The released sequence is, for each step, the clipped gradient sum of a
     Poisson subsample plus Gaussian noise of standard deviation
     ``noise_multiplier * max_grad_norm``: the Poisson-subsampled Gaussian
-    mechanism with sensitivity ``max_grad_norm`` under adding or removing
-    one row, composed adaptively ``steps`` times (Abadi et al. 2016,
-    Algorithm 1; Mironov, Talwar & Zhang 2019 for its Renyi-DP curve). The
+    mechanism whose per-row contribution is bounded by ``max_grad_norm``,
+    composed adaptively ``steps`` times (Abadi et al. 2016, Algorithm 1;
+    Mironov, Talwar & Zhang 2019 for its add/remove Renyi-DP curve, which
+    the accountant turns into a replace-one curve, see
+    :func:`~skdp.accounting.rdp_poisson_subsampled_gaussian_replace_one`). The
     noise is the discrete Gaussian on a grid of spacing ``gamma``, with its
     standard deviation calibrated to ``max_grad_norm + sqrt(d) gamma`` to
     cover rounding the sum to the grid. Everything else (the update, the

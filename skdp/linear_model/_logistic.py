@@ -166,7 +166,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     Notes
     -----
     Neighbouring datasets differ in one row, label included (*replace one
-    row*) for ``'objective'`` and ``'output'``; ``n_samples`` is public.
+    row*), for every method; ``n_samples`` is public.
     ``R`` is ``data_norm`` (with the intercept column counted,
     ``sqrt(data_norm**2 + intercept_scaling**2)``) and labels are coded
     ``y in {-1, +1}``. Multiclass problems are one-vs-rest (one model per
@@ -218,10 +218,12 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     (post-processing). The noise multiplier is the smallest for which the
     Renyi-DP accountant (Mironov, Talwar & Zhang 2019) gives
     ``(epsilon, delta)`` for ``PoissonSubsampledGaussianEvent(q,
-    noise_multiplier, T)``. That accounting is for *adding or removing one
-    row* (and treats ``n_samples`` as public, as DP-SGD implementations
-    do); by group privacy, replacing one row is covered at
-    ``(2 epsilon, (1 + exp(epsilon)) delta)``. The noise is the discrete
+    noise_multiplier, T)`` under *replace one row*: the add/remove curve
+    of Mironov, Talwar & Zhang (2019) turned into a replace-one curve with
+    Mironov's weak triangle inequality
+    (:func:`~skdp.accounting.rdp_poisson_subsampled_gaussian_replace_one`),
+    so DP-SGD composes in the budget under the same relation as the other
+    methods. The noise is the discrete
     Gaussian drawn from the secure source.
 
     ``sample_weight`` and ``class_weight`` are not supported: weights
