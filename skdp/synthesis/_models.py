@@ -266,10 +266,9 @@ class JunctionTreeModel:
         """Set the clique log-potentials and calibrate the tree."""
         tables = [np.zeros([self.sizes[a] for a in node]) for node in self.nodes]
         for clique, theta in potentials.items():
-            home = self.home.get(clique)
-            if home is None:
-                home = self._home(clique)
-                self.home[clique] = home
+            if clique not in self.home:
+                self.home[clique] = self._home(clique)
+            home = self.home[clique]
             tables[home] = tables[home] + _expand(theta, clique, self.nodes[home])
         self._calibrate(tables)
 
@@ -301,15 +300,27 @@ class JunctionTreeModel:
                 without = belief - _expand(up[c], sep, self.nodes[i])
                 down[c] = _marginalize(without, self.nodes[i], sep)
         self.log_beliefs = [b - _logsumexp(b, tuple(range(b.ndim))) for b in beliefs]
-        self.tables = tables
+        self.beliefs = [np.exp(b) for b in self.log_beliefs]
+
+    def contains(self, clique) -> bool:
+        """Whether one node of the tree holds all of ``clique``."""
+        clique = tuple(clique)
+        if clique not in self.home:
+            self.home[clique] = self._home(clique)
+        return self.home[clique] is not None
 
     def marginal(self, clique) -> np.ndarray:
         """Probabilities of the attributes ``clique`` (axes in that order)."""
         clique = tuple(clique)
-        home = self._home(clique)
+        if clique not in self.home:
+            self.home[clique] = self._home(clique)
+        home = self.home[clique]
         if home is not None:
             node = self.nodes[home]
-            return np.exp(_marginalize(self.log_beliefs[home], node, clique))
+            axes = tuple(i for i, a in enumerate(node) if a not in clique)
+            out = self.beliefs[home].sum(axis=axes) if axes else self.beliefs[home]
+            left = [a for a in node if a in clique]
+            return np.transpose(out, [left.index(a) for a in clique])
         return np.exp(self._eliminate(clique))
 
     def _eliminate(self, clique) -> np.ndarray:

@@ -410,7 +410,7 @@ def _select_marginal(
         if (
             max_model_size is not None
             and isinstance(model, JunctionTreeModel)
-            and model._home(clique) is None
+            and not model.contains(clique)
             and junction_tree_size(measured + [clique], sizes) > max_model_size
         ):
             continue
