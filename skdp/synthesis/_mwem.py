@@ -407,6 +407,13 @@ def _select_marginal(
         per_cell = 2.0 / plan.measure_epsilon
     scores, allowed = [], []
     for clique in candidates:
+        cells = math.prod(sizes[a] for a in clique)
+        penalty = per_cell * cells / n
+        if penalty >= 2.0 and len(clique) > 1:
+            # The L1 error is at most 2, so the score is negative whatever
+            # the data: measuring this marginal would add more noise than
+            # it could remove. Dropping it depends on public values only.
+            continue
         if (
             max_model_size is not None
             and isinstance(model, JunctionTreeModel)
@@ -414,9 +421,8 @@ def _select_marginal(
             and junction_tree_size(measured + [clique], sizes) > max_model_size
         ):
             continue
-        cells = math.prod(sizes[a] for a in clique)
         error = float(np.abs(true_marginals[clique] - model.marginal(clique)).sum())
-        scores.append(error - per_cell * cells / n)
+        scores.append(error - penalty)
         allowed.append(clique)
     index, _ = exponential_mechanism(
         scores, 2.0 / n, plan.select_epsilon, random_state=source

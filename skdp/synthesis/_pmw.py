@@ -157,7 +157,10 @@ class PMWSynthesizer(
     public, as in AIM, McKenna et al. 2022), sensitivity ``2/n``; that of a
     query ``|q(data) - q(model)|``, sensitivity ``1/n``. The exponential
     mechanism samples with weights ``exp(eps_sel * score / (2 * 2/n))``
-    (McSherry & Talwar 2007, Theorem 6).
+    (McSherry & Talwar 2007, Theorem 6). Which marginals are offered
+    depends on public values only: those whose expected noise exceeds 2
+    (the largest possible L1 error) and those that would grow the model
+    past ``max_model_size`` are left out.
 
     **Budget split** (decided before the data are read). The ``d`` one-way
     marginals are measured first (marginal workloads) to initialise the
