@@ -330,7 +330,6 @@ def run_mwem(
         Mirror-descent steps run.
     """
     n = codes.shape[0]
-    d = len(sizes)
     model = DenseModel(sizes) if dense else JunctionTreeModel(sizes)
     estimator = _Estimator(model)
     l1_marginal, l2_marginal = 2.0, math.sqrt(2.0)
@@ -383,7 +382,6 @@ def run_mwem(
                 f"{selected[-1]!r}, model size {estimator.model.size}"
             )
     estimator.run(final_iter)
-    del d
     return estimator.model, selected, estimator.n_iter
 
 
