@@ -31,11 +31,13 @@ Peer: SmartNoise's MWEM (``smartnoise-synth``), in its own virtualenv::
     python -m venv /work/venvs/smartnoise
     /work/venvs/smartnoise/bin/pip install smartnoise-synth
 
-It is run with its defaults except ``split_factor`` (default 3 here: its
+It is run with its defaults except ``split_factor`` (``s``, default 3: its
 default, one histogram over all columns, is a dense table of 2.6e7 cells on
-A and did not finish in 10 minutes), with a timeout per run
-(``--timeout``, default 600 s); runs that time out or fail are reported as
-such. Because it is slow, it runs only at ``--smartnoise-epsilons``
+A and did not finish in 10 minutes) and ``iterations`` (``i``, default 10:
+its default, 10 * ceil(log10 n) = 50 here, did not finish in 600 s on A
+with ``split_factor=3``; ``--smartnoise-iterations 0`` restores it), with a
+timeout per run (``--timeout``, default 600 s); runs that time out or fail
+are reported as such. Because it is slow, it runs only at ``--smartnoise-epsilons``
 (default 1) and for the first seed (``--smartnoise-all-seeds`` for all).
 Skip it with ``--no-smartnoise``.
 
@@ -138,14 +140,16 @@ def worker_skdp(name, epsilon, seed):
     }
 
 
-def worker_smartnoise(name, epsilon, seed, split_factor):
+def worker_smartnoise(name, epsilon, seed, split_factor, iterations):
     from snsynth.mwem import MWEMSynthesizer
 
     frame, domain = load()
     columns, marginals = workload(name, list(frame.columns))
     X = frame[columns]
     np.random.seed(seed)  # noqa: NPY002 (SmartNoise draws from the global state)
-    synth = MWEMSynthesizer(epsilon=epsilon, split_factor=split_factor)
+    synth = MWEMSynthesizer(
+        epsilon=epsilon, split_factor=split_factor, iterations=iterations or None
+    )
     start = time.perf_counter()
     synth.fit(X.copy(), categorical_columns=columns, preprocessor_eps=0.0)
     fit_seconds = time.perf_counter() - start
@@ -161,12 +165,12 @@ def worker_smartnoise(name, epsilon, seed, split_factor):
     }
 
 
-def run(method, name, epsilon, seed, timeout, split_factor):
+def run(method, name, epsilon, seed, timeout, split_factor, iterations):
     if method == "skdp":
         command = [sys.executable, __file__, "--worker", "skdp"]
     else:
         command = [str(SMARTNOISE_PYTHON), __file__, "--worker", "smartnoise"]
-    command += [name, str(epsilon), str(seed), str(split_factor)]
+    command += [name, str(epsilon), str(seed), str(split_factor), str(iterations)]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     try:
         done = subprocess.run(
@@ -197,16 +201,17 @@ def main():
         "--smartnoise-all-seeds)",
     )
     parser.add_argument("--smartnoise-all-seeds", action="store_true")
-    parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--smartnoise-iterations", type=int, default=10)
+    parser.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.worker:
-        method, name, epsilon, seed, split_factor = args.worker
+        method, name, epsilon, seed, split_factor, iterations = args.worker
         if method == "skdp":
             result = worker_skdp(name, float(epsilon), int(seed))
         else:
             result = worker_smartnoise(
-                name, float(epsilon), int(seed), int(split_factor)
+                name, float(epsilon), int(seed), int(split_factor), int(iterations)
             )
         result["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(json.dumps(result))
@@ -234,14 +239,23 @@ def main():
                         continue
                     seeds = seeds if args.smartnoise_all_seeds else seeds[:1]
                 results = [
-                    run(method, name, epsilon, seed, args.timeout, args.split_factor)
+                    run(
+                        method,
+                        name,
+                        epsilon,
+                        seed,
+                        args.timeout,
+                        args.split_factor,
+                        args.smartnoise_iterations,
+                    )
                     for seed in seeds
                 ]
                 good = [r for r in results if "error" not in r]
                 label = (
                     "skdp PMWSynthesizer"
                     if method == "skdp"
-                    else f"SmartNoise MWEM (split {args.split_factor})"
+                    else f"SmartNoise MWEM s{args.split_factor}"
+                    f" i{args.smartnoise_iterations}"
                 )
 
                 def stat(key, fmt, good=good):
