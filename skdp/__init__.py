@@ -7,6 +7,7 @@ The :class:`PrivacyBudget` is shared by every private estimator through its
 from .accounting import PrivacyBudget
 from .exceptions import BudgetExceededError, LedgerError, PrivacyLeakWarning
 from .linear_model import DPLogisticRegression
+from .synthesis import PMWSynthesizer
 
 __version__ = "0.1.0.dev0"
 
@@ -14,6 +15,7 @@ __all__ = [
     "BudgetExceededError",
     "DPLogisticRegression",
     "LedgerError",
+    "PMWSynthesizer",
     "PrivacyBudget",
     "PrivacyLeakWarning",
     "__version__",
