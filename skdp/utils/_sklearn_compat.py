@@ -19,6 +19,10 @@ from sklearn.utils._param_validation import (
 )
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
+# Not scikit-learn's, but a requirement of every scikit-learn release skdp
+# supports, so always installed with it.
+from threadpoolctl import threadpool_limits
+
 __all__ = [
     "HasMethods",
     "Integral",
@@ -31,6 +35,7 @@ __all__ = [
     "fit_context",
     "num_samples",
     "safe_indexing",
+    "threadpool_limits",
     "validate_data",
     "validate_params",
 ]
