@@ -41,7 +41,8 @@ def clipped_gradient_sum(Z, Y, W, max_grad_norm):
     """
     slopes = -Y * expit(-Y * (Z @ W.T))
     norms = np.linalg.norm(slopes, axis=1) * np.linalg.norm(Z, axis=1)
-    scale = np.minimum(1.0, max_grad_norm / np.maximum(norms, np.finfo(float).tiny))
+    # min(1, max_grad_norm / norm), without dividing by a vanishing norm.
+    scale = max_grad_norm / np.maximum(norms, max_grad_norm)
     return (slopes * scale[:, None]).T @ Z
 
 
