@@ -21,6 +21,7 @@ from skdp.accounting import (
     RepeatedRandomStoppingEvent,
     gaussian_noise_multiplier,
 )
+from skdp.linear_model import DPLogisticRegression
 from skdp.mechanisms import gaussian_mechanism, laplace_mechanism
 from skdp.model_selection import PrivateSearchCV
 from skdp.model_selection._search import _TrialBudget
@@ -481,18 +482,15 @@ def _normalised_classification(n=600, seed=0):
 
 
 def test_tunes_dp_logistic_regression():
-    linear_model = pytest.importorskip("skdp.linear_model")
     X, y = _normalised_classification()
     budget = PrivacyBudget(2.0, 1e-5)
-    estimator = linear_model.DPLogisticRegression(
-        method="objective", data_norm=1.0, classes=[0, 1]
-    )
+    estimator = DPLogisticRegression(method="objective", data_norm=1.0, classes=[0, 1])
     search = PrivateSearchCV(
         estimator, {"C": [0.01, 0.1, 1.0, 10.0]}, budget=budget, random_state=0
     ).fit(X, y)
     assert len(budget.ledger) == 1
     best = search.best_estimator_
-    assert isinstance(best, linear_model.DPLogisticRegression)
+    assert isinstance(best, DPLogisticRegression)
     assert best.epsilon == search.trial_epsilon_ and best.budget is None
     assert best.budget_entry_ is None
     trained = search.privacy_event_.base_event.events[0]
@@ -504,7 +502,6 @@ def test_tunes_dp_logistic_regression():
 
 
 def test_default_search_tunes_c_of_dp_logistic_regression():
-    pytest.importorskip("skdp.linear_model")
     X, y = _normalised_classification(n=300)
     with warnings.catch_warnings():
         # The defaults read data_norm and classes from the data (and warn).
