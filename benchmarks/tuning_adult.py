@@ -62,8 +62,8 @@ C_RANGE = (1e-3, 1e2)
 C_GRID = tuple(float(c) for c in np.logspace(-3, 2, 6))
 GRID_EPSILONS = (1.0,)
 SEARCH_EPSILONS = (1.0, 2.0, 4.0, 8.0)
-# (label, PrivateSearchCV keyword arguments): the geometric law (the default)
-# and the logarithmic one (truncated negative binomial with shape 0).
+# (label, PrivateSearchCV keyword arguments): the geometric law and the
+# logarithmic one (truncated negative binomial with shape 0, the default).
 LAWS = (
     ("geometric", {"stopping": "geometric"}),
     ("logarithmic", {"stopping": "truncated_negative_binomial", "shape": 0.0}),

@@ -135,7 +135,8 @@ def test_charges_the_budget_once_with_the_repeated_event():
     event = budget.ledger[0].event
     assert isinstance(event, RepeatedRandomStoppingEvent)
     assert event == search.privacy_event_ and search.budget_entry_ == budget.ledger[0]
-    assert event.distribution == "truncated_negative_binomial" and event.shape == 1.0
+    # The default law: logarithmic (truncated negative binomial, shape 0).
+    assert event.distribution == "truncated_negative_binomial" and event.shape == 0.0
     assert event.expected_runs == pytest.approx(10.0)
     train, score = event.base_event.events
     assert train == PureDPEvent(search.trial_epsilon_)
@@ -147,7 +148,7 @@ def test_charges_the_budget_once_with_the_repeated_event():
     # The cost meets the target: at most epsilon, and not wastefully below it.
     assert search.epsilon_ <= 1.0
     assert search.epsilon_ > 1.0 - 1e-3
-    # Pure trials: the search is pure DP (three trials' epsilon, geometric law).
+    # Pure trials: the search is pure DP (two trials' epsilon, logarithmic law).
     assert search.delta_ == 0.0
     assert budget.spent() == (search.epsilon_, 0.0)
 
@@ -173,9 +174,9 @@ def test_trial_epsilon_is_the_largest_that_fits():
 
     assert cost(1.0) == pytest.approx(search.epsilon_) and cost(1.0) <= 2.0
     assert cost(1.0 + 2e-4) > 2.0
-    # Pure-DP trials of small epsilon: the search costs about three trials
-    # (geometric law), far below ten composed trials.
-    assert 2.5 * search.trial_epsilon_ * 1.25 < 2.0 < 3.2 * search.trial_epsilon_ * 1.25
+    # Pure-DP trials: the search costs exactly two trials (logarithmic law),
+    # far below ten composed trials.
+    assert 2 * search.trial_epsilon_ * 1.25 == pytest.approx(2.0, rel=1e-4)
 
 
 def test_selects_the_informative_candidate_when_it_is_tried():
@@ -184,7 +185,11 @@ def test_selects_the_informative_candidate_when_it_is_tried():
     for seed in range(8):
         ThresholdClassifier.tried.clear()
         search = PrivateSearchCV(
-            ThresholdClassifier(), GRID, epsilon=1.0, random_state=seed
+            ThresholdClassifier(),
+            GRID,
+            epsilon=1.0,
+            stopping="geometric",
+            random_state=seed,
         ).fit(X, y)
         assert search.best_score_ == search.cv_results_["mean_test_score"][0]
         if 2 in ThresholdClassifier.tried:
@@ -239,7 +244,11 @@ def test_number_of_trials_follows_the_law():
     for seed in range(n_searches):
         before = ThresholdClassifier.noisy_fits
         PrivateSearchCV(
-            ThresholdClassifier(), GRID, mean_trials=mean, random_state=seed
+            ThresholdClassifier(),
+            GRID,
+            stopping="geometric",
+            mean_trials=mean,
+            random_state=seed,
         ).fit(X, y)
         counts.append(ThresholdClassifier.noisy_fits - before)
     counts = np.array(counts)
@@ -268,14 +277,21 @@ def test_pure_trials_need_no_delta():
     X, y = make_data(n=300)
     budget = PrivacyBudget(1.0)  # delta = 0
     search = PrivateSearchCV(
-        ThresholdClassifier(), GRID, delta=0.0, budget=budget, random_state=0
+        ThresholdClassifier(),
+        GRID,
+        delta=0.0,
+        stopping="geometric",
+        budget=budget,
+        random_state=0,
     ).fit(X, y)
     # Geometric law over pure trials: exactly 3 trials' epsilon, pure DP.
     assert search.epsilon_ == pytest.approx(1.0, rel=1e-4) and search.epsilon_ <= 1.0
     assert search.delta_ == 0.0 and budget.spent()[1] == 0.0
     assert search.trial_epsilon_ + search.score_epsilon_ == pytest.approx(1 / 3, 1e-4)
     # The default delta > 0 gives the same (the pure bound is the tighter).
-    again = PrivateSearchCV(ThresholdClassifier(), GRID, random_state=0).fit(X, y)
+    again = PrivateSearchCV(
+        ThresholdClassifier(), GRID, stopping="geometric", random_state=0
+    ).fit(X, y)
     assert again.trial_epsilon_ == pytest.approx(search.trial_epsilon_, rel=1e-3)
 
 
