@@ -268,9 +268,11 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
 
     **What is and is not released.** The best trial's model, parameters and
     noisy score. The number of trials, the other trials' parameters and
-    scores, and progress messages are not (there is no ``verbose``): any
-    of them would void the bound. The running time grows with the number
-    of trials; the guarantee does not cover timing side channels.
+    scores, and progress messages are not (there is no ``verbose``, the
+    trials run with ``verbose=0``, and each distinct warning of the trials
+    is shown once): any of them would void the bound. The running time
+    grows with the number of trials; the guarantee does not cover timing
+    side channels.
 
     **Event of a trial.** Before charging, the search finds out what one
     trial would charge by starting fits that stop at their charge (after
@@ -431,8 +433,12 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         params = dict(candidate)
         params[prefix + "epsilon"] = trial_epsilon
         params[prefix + "budget"] = budget
-        if prefix + "random_state" in trial.get_params(deep=True):
+        inner = trial.get_params(deep=True)
+        if prefix + "random_state" in inner:
             params[prefix + "random_state"] = seed
+        if prefix + "verbose" in inner:
+            # Messages per trial would reveal how many trials ran.
+            params[prefix + "verbose"] = 0
         return trial.set_params(**params)
 
     def _probe(self, estimator, prefix, candidate, trial_epsilon, X, y, accountant):
@@ -649,27 +655,37 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         guard = _TrialBudget(accountant, reference=reference_curve)
         seeded = not source.is_secure
         best_estimator, best_params, best_score = None, None, -math.inf
-        for _ in range(n_trials):
-            seed = int(generator.integers(2**31 - 1))
-            candidate = next(
-                iter(ParameterSampler(distributions, n_iter=1, random_state=seed))
-            )
-            trial = self._trial(
-                estimator,
-                prefix,
-                candidate,
-                trial_epsilon,
-                guard,
-                int(generator.integers(2**31 - 1)) if seeded else None,
-            )
-            trial.fit(X_train, y_train)
-            trial.set_params(**{prefix + "budget": None})
-            exact = self._validation_score(trial, X_validation, y_validation)
-            noisy, _ = laplace_mechanism(
-                exact, 1.0 / n_validation, score_epsilon, random_state=source
-            )
-            if noisy > best_score:
-                best_estimator, best_params, best_score = trial, candidate, noisy
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(n_trials):
+                seed = int(generator.integers(2**31 - 1))
+                candidate = next(
+                    iter(ParameterSampler(distributions, n_iter=1, random_state=seed))
+                )
+                trial = self._trial(
+                    estimator,
+                    prefix,
+                    candidate,
+                    trial_epsilon,
+                    guard,
+                    int(generator.integers(2**31 - 1)) if seeded else None,
+                )
+                trial.fit(X_train, y_train)
+                trial.set_params(**{prefix + "budget": None})
+                exact = self._validation_score(trial, X_validation, y_validation)
+                noisy, _ = laplace_mechanism(
+                    exact, 1.0 / n_validation, score_epsilon, random_state=source
+                )
+                if noisy > best_score:
+                    best_estimator, best_params, best_score = trial, candidate, noisy
+        # Each distinct warning of the trials once: one per trial would reveal
+        # how many trials ran.
+        seen = set()
+        for record in caught:
+            key = (record.category, str(record.message))
+            if key not in seen:
+                seen.add(key)
+                warnings.warn(record.message, record.category, stacklevel=2)
 
         self.trial_epsilon_ = trial_epsilon
         self.score_epsilon_ = score_epsilon

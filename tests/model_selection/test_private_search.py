@@ -541,3 +541,34 @@ def test_list_of_grids():
         PrivateSearchCV(ThresholdClassifier(), [{"C": [1]}, {"budget": [None]}]).fit(
             X, y
         )
+
+
+def test_trials_do_not_reveal_their_number(capsys):
+    """One copy of each warning, no progress output, whatever K is."""
+
+    class Chatty(ThresholdClassifier):
+        def __init__(self, epsilon=1.0, C=0, budget=None, random_state=None, verbose=1):
+            super().__init__(
+                epsilon=epsilon, C=C, budget=budget, random_state=random_state
+            )
+            self.verbose = verbose
+
+        def fit(self, X, y):
+            super().fit(X, y)
+            warnings.warn("a trial finished", UserWarning, stacklevel=2)
+            if self.verbose:
+                print("trial done")
+            return self
+
+    X, y = make_data(n=200)
+    counts = set()
+    for seed in range(6):
+        before = Chatty.noisy_fits
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            search = PrivateSearchCV(Chatty(), GRID, random_state=seed).fit(X, y)
+        counts.add(Chatty.noisy_fits - before)
+        assert [str(w.message) for w in record] == ["a trial finished"]
+        assert search.best_estimator_.verbose == 0
+    assert len(counts) > 1  # the number of trials did vary
+    assert capsys.readouterr().out == ""
