@@ -183,9 +183,16 @@ def _fit(est, X, y):
         return est.fit(X) if y is None else est.fit(X, y)
 
 
-def _assert_no_model(est):
+# What scikit-learn's validate_data records about the input before a later
+# check fails; scikit-learn's own estimators leave them too. They are not a
+# model, and nothing private: a budget refusal removes them as well.
+_INPUT_METADATA = {"n_features_in_", "feature_names_in_"}
+
+
+def _assert_no_model(est, allowed=_INPUT_METADATA):
     fitted = [k for k in vars(est) if k.endswith("_") and not k.startswith("_")]
-    assert fitted == [], f"a refused fit left fitted attributes {fitted}"
+    left = [k for k in fitted if k not in allowed]
+    assert left == [], f"a failed fit left fitted attributes {left}"
 
 
 def _accepts_strings(estimator):
@@ -282,7 +289,7 @@ def test_strings_where_numbers_are_expected(estimator):
 
 
 @pytest.mark.parametrize(
-    "estimator", [e for e in ESTIMATORS if _accepts_strings(e)], ids=_ids
+    "estimator", [e for e in ESTIMATORS if hasattr(e, "transform")], ids=_ids
 )
 def test_unseen_categories_at_transform(estimator):
     pd = pytest.importorskip("pandas")
@@ -298,7 +305,11 @@ def test_unseen_categories_at_transform(estimator):
             ),
         }
     )
-    _fit(est, frame, None)
+    try:
+        _fit(est, frame, None)
+    except (TypeError, ValueError):
+        assert budget.ledger == []
+        pytest.skip(f"{type(est).__name__} does not take categorical columns")
     ledger = budget.ledger
     unseen = frame.head(5).astype(object)
     unseen.loc[0, "colour"] = "ultraviolet"
@@ -374,11 +385,11 @@ def test_exhausted_budget_leaves_no_model_and_no_record(estimator):
     budget.spend(LaplaceEvent(1.0), label="spent elsewhere")
     est, _ = _with_budget(estimator, budget)
     X, y = _data(estimator)
-    _fails_cleanly_after = budget.ledger
+    ledger = budget.ledger
     with pytest.raises(BudgetExceededError):
         _fit(est, X, y)
-    assert budget.ledger == _fails_cleanly_after
-    _assert_no_model(est)
+    assert budget.ledger == ledger
+    _assert_no_model(est, allowed=())
 
 
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=_ids)
@@ -391,4 +402,4 @@ def test_refused_refit_removes_the_previous_model(estimator):
     with pytest.raises(BudgetExceededError):
         _fit(est, X, y)
     assert small.ledger == []
-    _assert_no_model(est)
+    _assert_no_model(est, allowed=())
