@@ -7,14 +7,16 @@ generated from :func:`skdp.utils.discovery.all_estimators`, so estimators
 are covered as soon as they are exported.
 """
 
+import inspect
 import math
+import sqlite3
 import warnings
 
 import numpy as np
 import pytest
 from sklearn.base import clone, is_classifier
 
-from skdp import BudgetExceededError, PrivacyBudget, PrivacyLeakWarning
+from skdp import BudgetExceededError, LedgerError, PrivacyBudget, PrivacyLeakWarning
 from skdp.accounting import (
     ExponentialMechanismEvent,
     GaussianEvent,
@@ -403,3 +405,89 @@ def test_refused_refit_removes_the_previous_model(estimator):
         _fit(est, X, y)
     assert small.ledger == []
     _assert_no_model(est, allowed=())
+
+
+# -- ledger files (the SQLite ledger) --------------------------------------
+
+_HAS_LEDGER_FILES = "ledger" in inspect.signature(PrivacyBudget).parameters
+needs_ledger_files = pytest.mark.skipif(
+    not _HAS_LEDGER_FILES, reason="PrivacyBudget(ledger=path) not merged yet"
+)
+
+
+def _unusable_ledger_paths(tmp_path):
+    """Paths no ledger can be opened at, and the files they must leave intact."""
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not a database, but someone's file " * 100)
+    foreign = tmp_path / "foreign.db"
+    connection = sqlite3.connect(foreign)
+    connection.execute("CREATE TABLE patients (name TEXT)")
+    connection.execute("INSERT INTO patients VALUES ('Ada')")
+    connection.commit()
+    connection.close()
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    return {
+        "garbage bytes": (garbage, "not a database"),
+        "another SQLite database": (foreign, "not an skdp privacy ledger"),
+        "parent is a file": (a_file / "ledger.db", "Cannot open the privacy ledger"),
+        "missing directory": (
+            tmp_path / "no" / "such" / "ledger.db",
+            "Cannot open the privacy ledger",
+        ),
+        "a directory": (tmp_path, "Cannot open the privacy ledger"),
+    }
+
+
+_LEDGER_CASES = [
+    "garbage bytes",
+    "another SQLite database",
+    "parent is a file",
+    "missing directory",
+    "a directory",
+]
+
+
+@needs_ledger_files
+@pytest.mark.parametrize("case", _LEDGER_CASES)
+def test_unusable_ledger_path_is_a_clear_error_and_touches_nothing(tmp_path, case):
+    path, match = _unusable_ledger_paths(tmp_path)[case]
+    before = path.read_bytes() if path.is_file() else None
+    with pytest.raises(LedgerError, match=match) as error:
+        PrivacyBudget(1.0, ledger=str(path))
+    assert str(path) in str(error.value)  # the message says which file
+    if before is not None:
+        # Never "repaired" by resetting: the file is exactly as it was.
+        assert path.read_bytes() == before
+
+
+@needs_ledger_files
+@pytest.mark.parametrize("bad", [3, 1.5, ["ledger.db"]])
+def test_ledger_of_the_wrong_type(bad):
+    with pytest.raises(TypeError, match="ledger must be"):
+        PrivacyBudget(1.0, ledger=bad)
+
+
+@needs_ledger_files
+def test_reopening_a_ledger_with_other_limits_is_refused(tmp_path):
+    path = str(tmp_path / "ledger.db")
+    budget = PrivacyBudget(1.0, 1e-6, ledger=path)
+    budget.spend(LaplaceEvent(0.25), label="first")
+    for epsilon, delta in ((2.0, 1e-6), (1.0, 1e-5)):
+        with pytest.raises(LedgerError, match="created with limits"):
+            PrivacyBudget(epsilon, delta, ledger=path)
+    assert PrivacyBudget(1.0, 1e-6, ledger=path).spent() == (0.25, 0.0)
+
+
+@needs_ledger_files
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=_ids)
+def test_fit_with_an_exhausted_file_ledger(tmp_path, estimator):
+    path = str(tmp_path / "ledger.db")
+    PrivacyBudget(1.0, 1e-3, ledger=path).spend(LaplaceEvent(1.0), label="before")
+    budget = PrivacyBudget(1.0, 1e-3, ledger=path)  # reopened, e.g. next day
+    est, _ = _with_budget(estimator, budget)
+    X, y = _data(estimator)
+    with pytest.raises(BudgetExceededError):
+        _fit(est, X, y)
+    _assert_no_model(est, allowed=())
+    assert [e.label for e in PrivacyBudget(1.0, 1e-3, ledger=path).ledger] == ["before"]
