@@ -352,6 +352,40 @@ def test_rows_far_beyond_data_norm_are_clipped(estimator):
     assert [e.event for e in budget_big.ledger] == [e.event for e in budget_ref.ledger]
 
 
+@pytest.mark.parametrize("estimator", _has("bounds"), ids=_ids)
+def test_values_far_beyond_bounds_are_clipped(estimator):
+    # Values outside public bounds go to the end bins (documented clipping):
+    # seed for seed, the fit equals the fit on the clipped data.
+    X, _ = _data(estimator)
+    X = (X + 1) / 2  # in [0, 1]
+    wild = X.copy()
+    wild[::3] *= 1e9
+    wild[1::3] -= 1e9
+    outputs = []
+    for data in (wild, np.clip(wild, 0.0, 1.0)):
+        est, budget = _with_budget(estimator, bounds=(0.0, 1.0))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PrivacyLeakWarning)
+            est.fit(data)
+        assert len(budget.ledger) == 1
+        outputs.append(np.asarray(est.transform(X[:20]), dtype=float))
+    assert np.all((outputs[0] >= 0) & (outputs[0] <= 1))
+    np.testing.assert_array_equal(outputs[0], outputs[1])
+
+
+@pytest.mark.parametrize("estimator", _has("categories"), ids=_ids)
+def test_values_outside_declared_categories_are_mapped_not_fatal(estimator):
+    # Once public categories are declared, a value outside them must not
+    # raise (the fit may already be paid for); it is mapped as documented.
+    X = np.array([["red"], ["green"], ["ultraviolet"]] * 10, dtype=object)
+    est, budget = _with_budget(estimator, categories=[["red", "green"]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        est.fit(X)
+    assert len(budget.ledger) == 1
+    assert set(np.asarray(est.transform(X[:10])).ravel()) <= {"red", "green"}
+
+
 def _bad_parameter_cases():
     bad_values = {
         "epsilon": [0.0, -1.0, NAN, "1.0"],
