@@ -14,6 +14,7 @@ privacy (an audit can only find leaks, never certify their absence).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from numbers import Integral, Real
@@ -189,7 +190,10 @@ def audit_scores(scores, neighbour_scores, *, delta=0.0, confidence=0.95):
     **Test selection.** Every threshold ``t`` among the selection half's
     values defines two events, ``S <= t`` and ``S > t``, and each can be
     more likely under either dataset: four candidate tests per threshold.
-    The test with the largest bound on the selection half is kept. Because
+    The test with the largest bound on the selection half is kept, that
+    bound computed at the stricter level ``alpha / sqrt(n_candidates)`` so
+    that an extreme tail with a few lucky hits does not beat a
+    well-supported event (the winner's curse). Because
     the evaluation half plays no part in the choice, the bound computed on it
     keeps its nominal confidence (Jagielski, Ullman & Oprea 2020, Section 3;
     Nasr, Song, Thakurta, Papernot & Carlini 2021, Section 4).
@@ -256,9 +260,12 @@ def audit_scores(scores, neighbour_scores, *, delta=0.0, confidence=0.95):
         ("upper", "dataset", above_0, above_1),
         ("upper", "neighbour", above_1, above_0),
     ]
+    # Scored at a stricter level so that a lucky extreme tail (few hits)
+    # does not beat a well-supported event: the winner's curse.
+    alpha_select = alpha / math.sqrt(len(candidates) * thresholds.size)
     best = (-1.0, 0, 0)
     for c, (_, _, k_more, k_less) in enumerate(candidates):
-        eps, _, _ = _epsilon_bound(k_more, k_less, half, delta, alpha)
+        eps, _, _ = _epsilon_bound(k_more, k_less, half, delta, alpha_select)
         i = int(np.argmax(eps))
         if eps[i] > best[0]:
             best = (float(eps[i]), c, i)
