@@ -5,9 +5,13 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from sklearn.base import BaseEstimator
 
+from skdp.accounting import LaplaceEvent
 from skdp.audit import AuditResult, audit_epsilon, audit_estimator, audit_scores
 from skdp.audit._audit import _clopper_pearson_lower, _clopper_pearson_upper
+from skdp.mechanisms import laplace_mechanism
+from skdp.utils import PrivateEstimatorMixin
 
 
 @pytest.mark.parametrize("k, n", [(0, 50), (1, 50), (17, 50), (49, 50), (50, 50)])
@@ -165,3 +169,43 @@ def test_audit_estimator_needs_random_state_and_xy_tuples():
         )
     with pytest.raises(ValueError, match=r"tuple \(X, y\)"):
         audit_estimator(SGDClassifier(), X, (X, y), statistic=lambda e: 0.0)
+
+
+class NoisyMean(PrivateEstimatorMixin, BaseEstimator):
+    """A toy private estimator: the mean of values clipped to [0, 1]."""
+
+    def __init__(self, epsilon=1.0, forget_sensitivity=False, random_state=None):
+        self.epsilon = epsilon
+        self.forget_sensitivity = forget_sensitivity
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        X = np.clip(np.asarray(X, dtype=float).ravel(), 0, 1)
+        # Replacing one row moves the mean by 1/n; the bug uses the
+        # sensitivity of a mean of 100 rows on 10 rows.
+        sensitivity = 0.01 if self.forget_sensitivity else 1 / X.size
+        self._charge_budget(LaplaceEvent(self.epsilon))
+        self.mean_, _ = laplace_mechanism(
+            X.mean(), sensitivity, self.epsilon, random_state=self.random_state
+        )
+        return self
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_audit_estimator_catches_a_broken_estimator(broken):
+    X = np.zeros(10)
+    X_neighbour = X.copy()
+    X_neighbour[0] = 1.0
+    result = audit_estimator(
+        NoisyMean(epsilon=1.0, forget_sensitivity=broken),
+        (X, None),
+        (X_neighbour, None),
+        statistic=lambda est: est.mean_,
+        n_runs=2000,
+        confidence=0.99,
+        random_state=0,
+    )
+    assert result.claimed_epsilon == 1.0
+    # True epsilon 1 when correct (the bound stays below), 10 when broken
+    # (the bound nears the ceiling of 1000 evaluation runs, about 5.2).
+    assert result.violation is broken, str(result)
