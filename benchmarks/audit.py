@@ -13,6 +13,8 @@ root::
 (without installing, prefix with ``PYTHONPATH=.``). Columns:
 
 * ``claimed``: the epsilon (at ``delta``) the mechanism or fit reports;
+* ``limit``: the largest privacy loss any threshold event shows for the pair
+  of inputs, i.e. what infinitely many runs would find (mechanisms only);
 * ``audited``: the Clopper-Pearson lower bound at confidence 0.95;
 * ``ratio``: audited / claimed, how much of the guarantee one threshold test
   on one scalar statistic can demonstrate; it must stay <= 1;
@@ -50,70 +52,67 @@ def _ceiling(n_runs, confidence=CONFIDENCE):
     return math.log(p / (1 - p))
 
 
+def _laplace(epsilon):
+    def run(value, random_state):
+        return laplace_mechanism(value, 1.0, epsilon, random_state=random_state)[0]
+
+    return run
+
+
+def _gaussian(epsilon, delta):
+    def run(value, random_state):
+        return gaussian_mechanism(
+            value, 1.0, epsilon, delta, random_state=random_state
+        )[0]
+
+    return run
+
+
+def _exponential(scores, random_state):
+    return exponential_mechanism(scores, 1.0, 1.0, random_state=random_state)[0]
+
+
+def _vector(value, random_state):
+    return l2_vector_mechanism(value, 1.0, 1.0, random_state=random_state)[0]
+
+
+def _exponential_limit(k, epsilon=1.0):
+    """log(P[0 | D] / P[0 | D']) for the pair below (< epsilon for finite k)."""
+    w = math.exp(epsilon / 2)
+    return math.log(w / (w + k - 1) * (1 + (k - 1) * w))
+
+
 def mechanism_cases():
-    """(name, claimed epsilon, delta, run, dataset, neighbour, statistic)."""
-    # The exponential mechanism's pair below reaches privacy loss
-    # log(P[0 | D] / P[0 | D']) < epsilon, approaching epsilon as k grows.
+    """(name, claimed, delta, limit, run, dataset, neighbour, statistic).
+
+    ``limit`` is the largest privacy loss any event of the statistic shows
+    for the pair (what infinitely many runs would find): epsilon for Laplace,
+    for the Gaussian (the analytic calibration is tight on threshold events)
+    and for the vector mechanism (approached on ever rarer events); below
+    epsilon for the exponential mechanism with finitely many candidates.
+    """
     cases = []
     for eps in (0.5, 1.0, 2.0):
-        cases.append(
-            (
-                f"laplace eps={eps}",
-                eps,
-                0.0,
-                lambda v, rs, eps=eps: laplace_mechanism(v, 1.0, eps, random_state=rs)[
-                    0
-                ],
-                0.0,
-                1.0,
-                None,
-            )
-        )
+        cases.append((f"laplace eps={eps}", eps, 0.0, eps, _laplace(eps), 0.0, 1.0))
     for eps, delta in ((1.0, 1e-5), (4.0, 1e-5), (1.0, 1e-2)):
-        cases.append(
-            (
-                f"gaussian eps={eps} delta={delta:g}",
-                eps,
-                delta,
-                lambda v, rs, eps=eps, delta=delta: gaussian_mechanism(
-                    v, 1.0, eps, delta, random_state=rs
-                )[0],
-                0.0,
-                1.0,
-                None,
-            )
-        )
+        name = f"gaussian eps={eps} delta={delta:g}"
+        cases.append((name, eps, delta, eps, _gaussian(eps, delta), 0.0, 1.0))
     for k in (2, 20, 100):
+        # Candidate 0 gains a point, all others lose one (sensitivity 1).
         scores = [1.0] + [0.0] * (k - 1)
         neighbour = [0.0] + [1.0] * (k - 1)
+        limit = _exponential_limit(k)
         cases.append(
-            (
-                f"exponential k={k}",
-                1.0,
-                0.0,
-                lambda s, rs: exponential_mechanism(s, 1.0, 1.0, random_state=rs)[0],
-                scores,
-                neighbour,
-                None,
-            )
+            (f"exponential k={k}", 1.0, 0.0, limit, _exponential, scores, neighbour)
         )
+    cases = [case + (None,) for case in cases]
     for d in (1, 3, 10):
         v0, v1 = np.zeros(d), np.eye(d)[0]
 
         def llr(out, v0=v0, v1=v1):
             return np.linalg.norm(out - v0) - np.linalg.norm(out - v1)
 
-        cases.append(
-            (
-                f"l2 vector d={d}",
-                1.0,
-                0.0,
-                lambda v, rs: l2_vector_mechanism(v, 1.0, 1.0, random_state=rs)[0],
-                v0,
-                v1,
-                llr,
-            )
-        )
+        cases.append((f"l2 vector d={d}", 1.0, 0.0, 1.0, _vector, v0, v1, llr))
     return cases
 
 
@@ -179,9 +178,10 @@ def estimator_cases():
     return cases
 
 
-def _print_row(name, claimed, delta, n_runs, result, elapsed):
+def _print_row(name, claimed, delta, limit, n_runs, result, elapsed):
     lower = result.epsilon_lower_bound
-    row = [name, f"{claimed:.3g}", f"{delta:g}", f"{n_runs}", f"{lower:.3f}"]
+    limit = "-" if limit is None else f"{limit:.3f}"
+    row = [name, f"{claimed:.3g}", f"{delta:g}", limit, f"{n_runs}", f"{lower:.3f}"]
     row += [f"{lower / claimed:.2f}", f"{_ceiling(n_runs):.2f}", f"{elapsed:.1f}"]
     print("| " + " | ".join(row) + " |", flush=True)
     if lower > claimed:
@@ -196,11 +196,13 @@ def main():
     parser.add_argument("--only", default="", help="substring of the names to run")
     args = parser.parse_args()
 
-    header = ["what", "claimed", "delta", "runs", "audited", "ratio", "ceiling"]
+    header = ["what", "claimed", "delta", "limit", "runs", "audited", "ratio"]
+    header += ["ceiling"]
     header += ["time (s)"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    for name, claimed, delta, run, dataset, neighbour, statistic in mechanism_cases():
+    for case in mechanism_cases():
+        name, claimed, delta, limit, run, dataset, neighbour, statistic = case
         if args.only not in name:
             continue
         start = time.perf_counter()
@@ -214,7 +216,8 @@ def main():
             confidence=CONFIDENCE,
             random_state=args.seed,
         )
-        _print_row(name, claimed, delta, args.runs, result, time.perf_counter() - start)
+        elapsed = time.perf_counter() - start
+        _print_row(name, claimed, delta, limit, args.runs, result, elapsed)
     for name, estimator, dataset, neighbour, statistic in estimator_cases():
         if args.only not in name:
             continue
@@ -234,6 +237,7 @@ def main():
             name,
             result.claimed_epsilon,
             result.delta,
+            None,
             args.estimator_runs,
             result,
             time.perf_counter() - start,
