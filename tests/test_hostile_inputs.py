@@ -386,6 +386,41 @@ def test_values_outside_declared_categories_are_mapped_not_fatal(estimator):
     assert set(np.asarray(est.transform(X[:10])).ravel()) <= {"red", "green"}
 
 
+def _method_options(estimator):
+    """Every value of the estimator's ``method`` parameter, or [None]."""
+    for constraint in getattr(estimator, "_parameter_constraints", {}).get(
+        "method", []
+    ):
+        options = getattr(constraint, "options", None)
+        if options:
+            return sorted(options)
+    return [None]
+
+
+@pytest.mark.parametrize(
+    "estimator, method",
+    [(e, m) for e in _has("C") for m in _method_options(e)],
+    ids=_ids,
+)
+@pytest.mark.parametrize("C", [0.01, 0.1])
+def test_tiny_data_with_strong_regularisation_gives_a_bounded_model(
+    estimator, method, C
+):
+    # Ten rows, a strong regulariser and almost no noise (a huge epsilon):
+    # the regularised minimiser has norm at most C * n * R, so a model far
+    # beyond that means the solver diverged, not that the noise is large.
+    X = np.zeros((10, 1))
+    X[0, 0] = 1.0
+    y = np.arange(10) % 2
+    extra = {} if method is None else {"method": method}
+    est, _ = _with_budget(estimator, epsilon=1e4, C=C, data_norm=1.0, **extra)
+    _fit(est, X, y)
+    radius = C * 10 * np.sqrt(2.0)  # R includes the intercept column
+    coef = np.concatenate([np.ravel(est.coef_), np.ravel(est.intercept_)])
+    assert np.all(np.isfinite(coef))
+    assert np.linalg.norm(coef) <= 10 * radius + 1.0, coef
+
+
 def _bad_parameter_cases():
     bad_values = {
         "epsilon": [0.0, -1.0, NAN, "1.0"],
