@@ -589,6 +589,13 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         )
 
         X, y = indexable(X, y)
+        # Validate all rows the way the estimator would (a fit stopped at its
+        # charge), so that bad input fails here, before the budget is charged,
+        # and not when the validation rows are scored.
+        references = self._reference_candidates(distributions)
+        self._probe(
+            estimator, prefix, references[0], float(self.epsilon), X, y, accountant
+        )
         n_samples = num_samples(X)
         n_validation = int(math.floor(self.validation_fraction * n_samples))
         if n_validation < 1 or n_samples - n_validation < 1:
@@ -597,13 +604,6 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
                 f"part and needs at least one row in each; got {n_samples} "
                 f"sample(s) with validation_fraction={self.validation_fraction}."
             )
-        # Validate all rows the way the estimator would (a fit stopped at its
-        # charge), so that bad input fails here, before the budget is charged,
-        # and not when the validation rows are scored.
-        references = self._reference_candidates(distributions)
-        self._probe(
-            estimator, prefix, references[0], float(self.epsilon), X, y, accountant
-        )
         source = check_random_source(self.random_state)
         generator = source.numpy_generator()
         order = generator.permutation(n_samples)
