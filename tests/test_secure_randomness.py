@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import ClassifierMixin, clone
+from sklearn.base import clone, is_classifier
 
 from skdp.accounting import gaussian_noise_multiplier
 from skdp.exceptions import PrivacyLeakWarning
@@ -66,7 +66,8 @@ def _fit_data(estimator):
     X = rng.uniform(-1, 1, (60, 3))
     X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
     y = (X[:, 0] + 0.3 * rng.normal(size=60) > 0).astype(int)
-    return X, (y if isinstance(estimator, ClassifierMixin) else None)
+    # is_classifier reads the tags, so meta-estimators count too.
+    return X, (y if is_classifier(estimator) else None)
 
 
 def _fitted_arrays(estimator):
