@@ -563,11 +563,6 @@ def test_fit_with_an_exhausted_file_ledger(tmp_path, estimator):
 
 
 @needs_ledger_files
-@pytest.mark.xfail(
-    strict=True,
-    reason="SQLiteLedger keeps writing to the unlinked file: the spend succeeds, "
-    "is lost, and a reopened ledger starts from zero (reported in issue 6)",
-)
 def test_ledger_file_deleted_while_in_use_is_not_silently_forgotten(tmp_path):
     # Someone removes the ledger (and its WAL) while a budget has it open. A
     # spend recorded only in the unlinked file is not durable: the next
