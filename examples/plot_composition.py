@@ -73,6 +73,5 @@ for steps in (100, 1000, 10000):
     )
     total = accountant.compose([event], delta).epsilon
     naive = steps * gaussian_epsilon(1.0, delta)
-    print(
-        f"{steps:>6} steps: epsilon = {total:6.2f} (no subsampling, summed: {naive:,.0f})"
-    )
+    print(f"{steps:>6} steps: epsilon = {total:6.2f}", end=" ")
+    print(f"(no subsampling, summed: {naive:,.0f})")
