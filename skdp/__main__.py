@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 __all__ = ["build_parser", "main"]
 
@@ -179,7 +180,14 @@ def main(argv=None) -> int:
     """Run ``python -m skdp`` with ``argv`` (default: ``sys.argv[1:]``)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    return args.func(args, args.subparser)
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        return args.func(args, args.subparser)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Warnings as one line each on stderr, without a source line."""
+    print(f"{category.__name__}: {message}", file=sys.stderr if file is None else file)
 
 
 if __name__ == "__main__":  # pragma: no cover

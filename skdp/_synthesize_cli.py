@@ -223,7 +223,7 @@ def _encode(plan, columns):
         if column["kind"] == "categorical":
             if column["categories"] is None:
                 warn_data_derived(
-                    f"the categories of column {name!r}",
+                    f"--categories {name}=...",
                     "which values occur in that column",
                     f"pass --categories {name}=A,B,... with the public list",
                     stacklevel=2,
@@ -243,7 +243,7 @@ def _encode(plan, columns):
         else:
             if column["bounds"] is None:
                 warn_data_derived(
-                    f"the range of column {name!r}",
+                    f"--bounds {name}=LOW:HIGH",
                     "the smallest and largest value of that column",
                     f"pass --bounds {name}=LOW:HIGH from public knowledge",
                     stacklevel=2,
