@@ -23,7 +23,7 @@ from ._rdp import (
     DEFAULT_ORDERS,
     rdp_exponential_mechanism,
     rdp_gaussian,
-    rdp_poisson_subsampled_gaussian,
+    rdp_poisson_subsampled_gaussian_replace_one,
     rdp_pure_dp,
     rdp_to_epsilon,
     rdp_zcdp,
@@ -100,6 +100,12 @@ class RDPAccountant:
     When any Gaussian or Renyi-only event is present, the reported delta is
     the full ``delta`` limit the bound was computed for.
 
+    The neighbouring relation is skdp's: replace one row (``n`` public).
+    Sensitivities in pure and Gaussian events are the callers' replace-one
+    sensitivities; a :class:`PoissonSubsampledGaussianEvent` (whose
+    ``noise_multiplier`` is relative to the per-row bound) is accounted with
+    :func:`~skdp.accounting.rdp_poisson_subsampled_gaussian_replace_one`.
+
     Parameters
     ----------
     orders : sequence of float, default=DEFAULT_ORDERS
@@ -136,7 +142,7 @@ class RDPAccountant:
         if isinstance(event, GaussianEvent):
             return rdp_gaussian(event.noise_multiplier, self.orders)
         if isinstance(event, PoissonSubsampledGaussianEvent):
-            one = rdp_poisson_subsampled_gaussian(
+            one = rdp_poisson_subsampled_gaussian_replace_one(
                 event.sampling_rate, event.noise_multiplier, self.orders
             )
             return event.steps * np.asarray(one, dtype=float)

@@ -23,6 +23,8 @@ import math
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
+from ._search import bisect_upper
+
 __all__ = [
     "gaussian_delta",
     "gaussian_epsilon",
@@ -99,13 +101,9 @@ def gaussian_epsilon(
         lo, hi = hi, 2.0 * hi
         if hi > 1e6:
             return math.inf
-    while hi - lo > tol * max(hi, 1e-300):
-        mid = 0.5 * (lo + hi)
-        if gaussian_delta(mid, noise_multiplier) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    return bisect_upper(
+        lambda eps: gaussian_delta(eps, noise_multiplier) <= delta, lo, hi, tol
+    )
 
 
 def gaussian_noise_multiplier(
@@ -150,10 +148,4 @@ def gaussian_noise_multiplier(
         lo, hi = hi, 2.0 * hi
     while gaussian_delta(epsilon, lo) <= delta and lo > 1e-12:
         hi, lo = lo, lo / 2.0
-    while hi - lo > tol * hi:
-        mid = 0.5 * (lo + hi)
-        if gaussian_delta(epsilon, mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    return bisect_upper(lambda s: gaussian_delta(epsilon, s) <= delta, lo, hi, tol)

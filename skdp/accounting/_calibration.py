@@ -21,8 +21,25 @@ from ._rdp import (
     _check_orders,
     _epsilon_per_order,
     rdp_poisson_subsampled_gaussian,
+    rdp_poisson_subsampled_gaussian_replace_one,
     rdp_to_epsilon,
 )
+from ._search import bisect_upper
+
+_CURVES = {
+    "replace_one": rdp_poisson_subsampled_gaussian_replace_one,
+    "add_remove": rdp_poisson_subsampled_gaussian,
+}
+
+
+def _curve(neighbouring: str):
+    try:
+        return _CURVES[neighbouring]
+    except KeyError:
+        raise ValueError(
+            f"neighbouring must be 'replace_one' or 'add_remove'; got {neighbouring!r}."
+        ) from None
+
 
 __all__ = [
     "calibrate_gaussian_noise_multiplier",
@@ -57,6 +74,7 @@ def epsilon_poisson_subsampled_gaussian(
     steps: int,
     delta: float,
     orders: OrdersLike = DEFAULT_ORDERS,
+    neighbouring: str = "replace_one",
 ) -> float:
     """ε of ``steps`` runs of the Poisson-subsampled Gaussian mechanism.
 
@@ -73,6 +91,11 @@ def epsilon_poisson_subsampled_gaussian(
         Target δ in ``[0, 1]``.
     orders : sequence of float, default=DEFAULT_ORDERS
         Rényi orders to optimise over.
+    neighbouring : {"replace_one", "add_remove"}, default="replace_one"
+        The neighbouring relation: skdp's own ("replace_one", see
+        :func:`~skdp.accounting._rdp.rdp_poisson_subsampled_gaussian_replace_one`)
+        or add/remove one row, the setting of most DP-SGD papers and
+        accountants.
 
     Returns
     -------
@@ -81,9 +104,9 @@ def epsilon_poisson_subsampled_gaussian(
 
     Notes
     -----
-    Neighbouring relation: add or remove one row. The one-step curve of
-    :func:`~skdp.accounting._rdp.rdp_poisson_subsampled_gaussian`
-    ([MTZ19]_) is multiplied by ``steps`` (RDP composes additively, also
+    The one-step curve (for add/remove,
+    :func:`~skdp.accounting._rdp.rdp_poisson_subsampled_gaussian` of
+    [MTZ19]_) is multiplied by ``steps`` (RDP composes additively, also
     adaptively) and converted with
     :func:`~skdp.accounting._rdp.rdp_to_epsilon` ([CKS20]_ Proposition 12).
 
@@ -92,7 +115,9 @@ def epsilon_poisson_subsampled_gaussian(
     >>> from skdp.accounting._calibration import (
     ...     epsilon_poisson_subsampled_gaussian,
     ... )
-    >>> epsilon = epsilon_poisson_subsampled_gaussian(256 / 60000, 1.1, 14063, 1e-5)
+    >>> epsilon = epsilon_poisson_subsampled_gaussian(
+    ...     256 / 60000, 1.1, 14063, 1e-5, neighbouring="add_remove"
+    ... )
     >>> round(epsilon, 3)
     2.597
     """
@@ -102,7 +127,7 @@ def epsilon_poisson_subsampled_gaussian(
     if steps == 0:
         one_step = np.zeros_like(orders_array)
     else:
-        one_step = rdp_poisson_subsampled_gaussian(q, noise_multiplier, orders_array)
+        one_step = _curve(neighbouring)(q, noise_multiplier, orders_array)
     return rdp_to_epsilon(steps * one_step, orders_array, delta)[0]
 
 
@@ -113,6 +138,7 @@ def calibrate_gaussian_noise_multiplier(
     steps: int = 1,
     orders: OrdersLike = DEFAULT_ORDERS,
     tol: float = 1e-6,
+    neighbouring: str = "replace_one",
 ) -> float:
     """Smallest noise multiplier meeting an (ε, δ) target, up to ``tol``.
 
@@ -132,6 +158,9 @@ def calibrate_gaussian_noise_multiplier(
     tol : float, default=1e-6
         Relative tolerance on the noise multiplier, in ``(0, 1)``: the result
         ``σ`` meets the target and ``σ (1 - tol)`` does not.
+    neighbouring : {"replace_one", "add_remove"}, default="replace_one"
+        Neighbouring relation, as in
+        :func:`epsilon_poisson_subsampled_gaussian`.
 
     Returns
     -------
@@ -167,11 +196,13 @@ def calibrate_gaussian_noise_multiplier(
     ...     epsilon_poisson_subsampled_gaussian,
     ... )
     >>> sigma = calibrate_gaussian_noise_multiplier(
-    ...     2.0, 1e-5, sampling_rate=0.01, steps=1000
+    ...     2.0, 1e-5, sampling_rate=0.01, steps=1000, neighbouring="add_remove"
     ... )
     >>> round(sigma, 4)
     1.0223
-    >>> epsilon_poisson_subsampled_gaussian(0.01, sigma, 1000, 1e-5) <= 2.0
+    >>> epsilon_poisson_subsampled_gaussian(
+    ...     0.01, sigma, 1000, 1e-5, neighbouring="add_remove"
+    ... ) <= 2.0
     True
     """
     target_epsilon = float(target_epsilon)
@@ -184,6 +215,7 @@ def calibrate_gaussian_noise_multiplier(
         raise ValueError(f"target_delta must be in (0, 1); got {target_delta!r}.")
     q = _check_sampling_rate(sampling_rate, allow_zero=False)
     steps = _check_steps(steps, minimum=1)
+    _curve(neighbouring)
     orders_array = _check_orders(orders)
     tol = float(tol)
     if not 0 < tol < 1:
@@ -204,7 +236,7 @@ def calibrate_gaussian_noise_multiplier(
 
     def meets_target(noise_multiplier: float) -> bool:
         epsilon = epsilon_poisson_subsampled_gaussian(
-            q, noise_multiplier, steps, target_delta, orders_array
+            q, noise_multiplier, steps, target_delta, orders_array, neighbouring
         )
         return epsilon <= target_epsilon
 
@@ -233,10 +265,4 @@ def calibrate_gaussian_noise_multiplier(
                 f"even with noise multiplier {upper!r}."
             )
 
-    while upper - lower > tol * upper:
-        middle = 0.5 * (lower + upper)
-        if meets_target(middle):
-            upper = middle
-        else:
-            lower = middle
-    return upper
+    return bisect_upper(meets_target, lower, upper, tol)

@@ -159,9 +159,12 @@ class PoissonSubsampledGaussianEvent(PrivacyEvent):
 
     Each round includes every row independently with probability
     ``sampling_rate`` and releases a sum of per-row contributions of L2 norm
-    at most the sensitivity, plus Gaussian noise of standard deviation
-    ``noise_multiplier`` times that sensitivity: one DP-SGD training run
-    (Abadi et al. 2016).
+    at most ``C``, plus Gaussian noise of standard deviation
+    ``noise_multiplier * C``: one DP-SGD training run (Abadi et al. 2016).
+
+    The accountant analyses it under skdp's neighbouring relation, replacing
+    one row, where one row can move the sum by ``2C``
+    (:func:`~skdp.accounting.rdp_poisson_subsampled_gaussian_replace_one`).
 
     Parameters
     ----------

@@ -91,6 +91,10 @@ CROSS_CHECK_VECTORS = [
 ]
 
 
+ADD_REMOVE = "add_remove"  # dp_accounting's relation for PoissonSampledDpEvent
+AR = {"neighbouring": ADD_REMOVE}
+
+
 @pytest.mark.parametrize("sigma, q, steps, delta, expected", CROSS_CHECK_VECTORS)
 def test_matches_dp_accounting(sigma, q, steps, delta, expected):
     pytest.importorskip("dp_accounting")
@@ -99,11 +103,11 @@ def test_matches_dp_accounting(sigma, q, steps, delta, expected):
     theirs = dp_accounting_epsilon(sigma, q, steps, delta)
     # Same orders: the same quantity, computed independently.
     ours_same_orders = epsilon_poisson_subsampled_gaussian(
-        q, sigma, steps, delta, orders=DEFAULT_RDP_ORDERS
+        q, sigma, steps, delta, orders=DEFAULT_RDP_ORDERS, neighbouring=ADD_REMOVE
     )
     assert ours_same_orders == pytest.approx(theirs, rel=1e-3)
     # Our default grid is a superset of theirs, so we are never looser.
-    ours = epsilon_poisson_subsampled_gaussian(q, sigma, steps, delta)
+    ours = epsilon_poisson_subsampled_gaussian(q, sigma, steps, delta, **AR)
     assert ours <= theirs * (1 + 1e-9)
     assert ours == pytest.approx(theirs, rel=1e-2)
     if expected is not None:
@@ -115,7 +119,7 @@ def test_tighter_than_dp_accounting_where_its_series_is_cut():
     # series do not converge in 1000 terms; ours converge (checked against
     # quadrature below), so we are tighter, never looser.
     theirs = dp_accounting_epsilon(0.7, 0.5, 20, 1e-5)
-    ours = epsilon_poisson_subsampled_gaussian(0.5, 0.7, 20, 1e-5)
+    ours = epsilon_poisson_subsampled_gaussian(0.5, 0.7, 20, 1e-5, **AR)
     assert ours <= theirs
     assert ours == pytest.approx(theirs, rel=1e-2)
 
@@ -152,7 +156,7 @@ def test_log_moment_is_upper_bound_on_quadrature(q, sigma, alpha):
 @pytest.mark.parametrize("delta", [1e-3, 1e-5, 1e-8])
 def test_gaussian_epsilon_not_below_exact(sigma, delta):
     exact = exact_gaussian_epsilon(sigma, delta)
-    ours = epsilon_poisson_subsampled_gaussian(1.0, sigma, 1, delta)
+    ours = epsilon_poisson_subsampled_gaussian(1.0, sigma, 1, delta, **AR)
     assert ours >= exact
     # RDP is an upper bound but not a wildly loose one for one Gaussian.
     assert ours <= 1.5 * exact + 0.05
@@ -163,7 +167,7 @@ def test_composed_gaussian_epsilon_not_below_exact(sigma, steps):
     # k Gaussian releases with noise multiplier sigma compose exactly to one
     # with noise multiplier sigma / sqrt(k).
     exact = exact_gaussian_epsilon(sigma / math.sqrt(steps), 1e-6)
-    ours = epsilon_poisson_subsampled_gaussian(1.0, sigma, steps, 1e-6)
+    ours = epsilon_poisson_subsampled_gaussian(1.0, sigma, steps, 1e-6, **AR)
     assert ours >= exact
 
 
@@ -343,3 +347,53 @@ def test_calibration_rejects_bad_input():
     # Below the floor of the conversion for these orders: unreachable.
     with pytest.raises(ValueError, match="not reachable"):
         calibrate_gaussian_noise_multiplier(1e-4, 1e-5)
+
+
+# --------------------------------------------------------------------------
+# Replace-one (skdp's neighbouring relation)
+# --------------------------------------------------------------------------
+
+
+def _quadrature_renyi(log_p, log_q, alpha, lo=-40.0, hi=40.0):
+    def integrand(z):
+        return math.exp(alpha * log_p(z) + (1 - alpha) * log_q(z))
+
+    value, _ = integrate.quad(integrand, lo, hi, limit=400, points=[0.0])
+    return math.log(value) / (alpha - 1)
+
+
+@pytest.mark.parametrize(
+    "q, sigma, alpha",
+    [(0.01, 1.0, 4.0), (0.1, 2.0, 8.0), (0.5, 1.5, 2.5), (1.0, 3.0, 3.0)],
+)
+def test_replace_one_curve_bounds_the_worst_case_pair(q, sigma, alpha):
+    # Worst case in one dimension: the replaced row's contribution moves from
+    # +C to -C (C = 1). Both orderings of the pair are checked.
+    from skdp.accounting._rdp import rdp_poisson_subsampled_gaussian_replace_one
+
+    def mixture(shift):
+        def log_pdf(z):
+            rest = math.log1p(-q) + stats.norm.logpdf(z, 0, sigma) if q < 1 else -np.inf
+            return np.logaddexp(rest, math.log(q) + stats.norm.logpdf(z, shift, sigma))
+
+        return log_pdf
+
+    exact = max(
+        _quadrature_renyi(mixture(1.0), mixture(-1.0), alpha),
+        _quadrature_renyi(mixture(-1.0), mixture(1.0), alpha),
+    )
+    ours = rdp_poisson_subsampled_gaussian_replace_one(q, sigma, orders=[alpha])[0]
+    assert ours >= exact * (1 - 1e-9)
+    add_remove = rdp_poisson_subsampled_gaussian(q, sigma, orders=[alpha])[0]
+    assert ours >= add_remove
+
+
+def test_replace_one_is_the_default_and_costs_more_than_add_remove():
+    args = (256 / 60000, 1.1, 14063, 1e-5)
+    replace = epsilon_poisson_subsampled_gaussian(*args)
+    add_remove = epsilon_poisson_subsampled_gaussian(*args, **AR)
+    explicit = epsilon_poisson_subsampled_gaussian(*args, neighbouring="replace_one")
+    assert replace == explicit
+    assert add_remove < replace < 4 * add_remove
+    with pytest.raises(ValueError, match="neighbouring"):
+        epsilon_poisson_subsampled_gaussian(*args, neighbouring="swap")
