@@ -183,7 +183,7 @@ def run_demo(*, quick=False, seed=None, plot="skdp-demo.png", out=None, progress
     columns = QUICK_SYNTHESIS_COLUMNS if quick else SYNTHESIS_COLUMNS
 
     n_fits = len(METHODS) * len(epsilons)
-    total_epsilon = len(METHODS) * sum(epsilons) + SYNTHESIZER_EPSILON
+    total_epsilon = round(len(METHODS) * sum(epsilons) + SYNTHESIZER_EPSILON, 9)
     budget = PrivacyBudget(epsilon=total_epsilon, delta=DELTA)
     result = DemoResult(budget=budget)
     steps = _Progress(progress, total=n_fits + 3)
@@ -244,7 +244,8 @@ def _fit_logistic(method, epsilon, budget, seed, X_train, X_test, y_train, y_tes
 
     model = DPLogisticRegression(
         epsilon=epsilon,
-        delta=DELTA if method == "gradient" else 0.0,
+        delta=DELTA if method == "gradient" else None,
+        classes=[0, 1],
         method=method,
         data_norm=1.0,
         random_state=seed,
