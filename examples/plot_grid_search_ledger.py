@@ -50,7 +50,13 @@ if FAST:
 # The budget is set just above that.
 budget = PrivacyBudget(epsilon=16.0)
 search = GridSearchCV(
-    DPLogisticRegression(data_norm=1.0, random_state=0, budget=budget),
+    DPLogisticRegression(
+        method="objective",
+        data_norm=1.0,
+        classes=[0, 1],
+        random_state=0,
+        budget=budget,
+    ),
     param_grid={"epsilon": [0.1, 0.5, 1.0], "C": [0.1, 1.0, 10.0]},
     cv=3,
 )
