@@ -7,6 +7,7 @@ Build (warnings are errors)::
 """
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -98,7 +99,6 @@ PUBLIC_MODULES = (
 def check_api_coverage(app):
     """Warn (an error under ``-W``) for a public name missing from api.rst."""
     import importlib
-    import re
 
     from sphinx.util import logging
 
@@ -133,6 +133,18 @@ def add_optional_pages(app, docname, source):
         source[0] += f"\n.. toctree::\n   :maxdepth: 2\n\n{entries}"
 
 
+def skip_metadata_request_methods(app, what, name, obj, skip, options):
+    """Hide scikit-learn's generated ``set_*_request`` methods.
+
+    Their docstrings link to scikit-learn's own glossary, which does not
+    exist here; they are documented in scikit-learn's metadata-routing guide.
+    """
+    if re.fullmatch(r"set_\w+_request", name):
+        return True
+    return None
+
+
 def setup(app):
     app.connect("builder-inited", check_api_coverage)
+    app.connect("autodoc-skip-member", skip_metadata_request_methods)
     app.connect("source-read", add_optional_pages)
