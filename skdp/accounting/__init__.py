@@ -3,7 +3,8 @@
 *What happened* is an immutable event (:class:`LaplaceEvent`,
 :class:`GaussianEvent`, :class:`PoissonSubsampledGaussianEvent`, ...); *how
 it composes* is the accountant's job (:class:`RDPAccountant`); the
-:class:`PrivacyBudget` records events in a ledger and refuses those that do
+:class:`PrivacyBudget` records events in a ledger (in memory, or in a
+:class:`SQLiteLedger` file that processes share) and refuses those that do
 not fit.
 """
 
@@ -31,7 +32,7 @@ from ._events import (
     event_from_dict,
     event_to_dict,
 )
-from ._ledger import LedgerEntry, MemoryLedger
+from ._ledger import LedgerEntry, LedgerStore, MemoryLedger
 from ._rdp import (
     DEFAULT_ORDERS,
     rdp_exponential_mechanism,
@@ -43,6 +44,7 @@ from ._rdp import (
     rdp_to_epsilon,
     rdp_zcdp,
 )
+from ._sqlite_ledger import SQLiteLedger
 
 __all__ = [
     "DEFAULT_ORDERS",
@@ -53,12 +55,14 @@ __all__ = [
     "GaussianEvent",
     "LaplaceEvent",
     "LedgerEntry",
+    "LedgerStore",
     "MemoryLedger",
     "PoissonSubsampledGaussianEvent",
     "PrivacyBudget",
     "PrivacyEvent",
     "PureDPEvent",
     "RDPAccountant",
+    "SQLiteLedger",
     "ZCDPEvent",
     "calibrate_gaussian_noise_multiplier",
     "epsilon_poisson_subsampled_gaussian",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from numbers import Real
@@ -10,7 +12,8 @@ from numbers import Real
 from ..exceptions import BudgetExceededError, LedgerError
 from ._accountant import CompositionReport, RDPAccountant
 from ._events import PrivacyEvent
-from ._ledger import LedgerEntry, MemoryLedger
+from ._ledger import LedgerEntry, LedgerStore, MemoryLedger
+from ._sqlite_ledger import SQLiteLedger
 
 __all__ = ["PrivacyBudget"]
 
@@ -55,11 +58,27 @@ class PrivacyBudget:
     accountant : RDPAccountant, default=None
         How spends compose; ``None`` uses :class:`RDPAccountant` with its
         default Renyi orders.
+    ledger : str, os.PathLike or LedgerStore, default=None
+        Where spends are recorded. ``None`` keeps them in this process's
+        memory (moved to a temporary file on this machine the first time the
+        budget is sent to another process, see Notes). A path opens or
+        creates a :class:`~skdp.accounting.SQLiteLedger` there: every
+        process, joblib worker and Dask worker that can open the file spends
+        from the same budget, every spend is on disk before the noisy result
+        is released, and the file keeps the record after the program ends. An
+        existing ledger must have been created with the same ``epsilon`` and
+        ``delta`` (see :meth:`from_ledger` to reopen one with its own). Any
+        other object implementing :class:`~skdp.accounting.LedgerStore` (for
+        example a server-backed ledger) is used as given.
 
     Attributes
     ----------
     ledger : list of LedgerEntry
-        Every recorded spend, in order (a fresh list on each access).
+        Every recorded spend, in order (a fresh list on each access); the
+        ``ledger`` parameter says where they are kept.
+    store : LedgerStore
+        Where the ledger is kept, e.g. a :class:`~skdp.accounting.SQLiteLedger`
+        whose ``path`` is the file.
 
     See Also
     --------
@@ -77,10 +96,23 @@ class PrivacyBudget:
     Comparisons with the limits allow a relative slack of 1e-9 for
     floating-point rounding.
 
-    Pickling a budget (sending it to another process) gives a read-only
-    snapshot: spending from the copy raises
-    :class:`~skdp.exceptions.LedgerError`, because the spend would never
-    reach the original.
+    *Processes.* A pickled budget (what a joblib worker of
+    ``GridSearchCV(n_jobs=k)`` or a Dask worker receives) is a handle to the
+    same ledger: spends made from the copy are recorded where the original
+    reads them. A ``ledger=`` file is reopened at the same absolute path and
+    its identifier checked, so a worker that cannot reach the file raises
+    :class:`~skdp.exceptions.LedgerError` on its first spend instead of
+    spending from an empty ledger. An in-memory budget is moved, the first
+    time it is pickled, to a :class:`~skdp.accounting.SQLiteLedger` in a
+    temporary directory of this machine (removed when this process exits);
+    the original then reads that file, so parallel fits on this machine are
+    all recorded. Workers on other machines cannot reach that file and fail
+    on their first spend: give such budgets a ``ledger=`` on a shared
+    filesystem or a server-backed store. A process forked before the budget
+    was ever pickled inherits a private copy of the memory, and its spends
+    raise :class:`~skdp.exceptions.LedgerError` too. A pickled model whose
+    ledger is gone still loads and predicts; only spending needs the ledger.
+    See ``doc/ledger.rst`` for several machines and crash safety.
 
     Examples
     --------
@@ -98,14 +130,60 @@ class PrivacyBudget:
     skdp.exceptions.BudgetExceededError: Spending LaplaceEvent(epsilon=0.7) ...
     >>> [entry.label for entry in budget.ledger]
     ['count']
+
+    A budget kept in a file is shared by processes and survives them:
+
+    >>> import os, tempfile
+    >>> directory = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(directory.name, "ledger.db")
+    >>> budget = PrivacyBudget(epsilon=1.0, ledger=path)
+    >>> _ = budget.spend(LaplaceEvent(0.25), label="count")
+    >>> reopened = PrivacyBudget.from_ledger(path)
+    >>> reopened.spent(), [entry.label for entry in reopened.ledger]
+    ((0.25, 0.0), ['count'])
+    >>> PrivacyBudget(epsilon=2.0, ledger=path)
+    Traceback (most recent call last):
+    ...
+    skdp.exceptions.LedgerError: The privacy ledger ... was created with limits ...
+    >>> directory.cleanup()
     """
 
-    def __init__(self, epsilon: float, delta: float = 0.0, *, accountant=None):
+    def __init__(
+        self, epsilon: float, delta: float = 0.0, *, accountant=None, ledger=None
+    ):
         self.epsilon = _check_limit("epsilon", epsilon)
         self.delta = _check_limit("delta", delta)
         self.accountant = RDPAccountant() if accountant is None else accountant
-        self._store = MemoryLedger(self.epsilon, self.delta)
-        self._detached = False
+        self._store = _open_store(ledger, self.epsilon, self.delta)
+        self._share_lock = threading.Lock()
+        self._unshared_copy = False
+
+    @classmethod
+    def from_ledger(cls, ledger, *, accountant=None) -> PrivacyBudget:
+        """Reopen an existing ledger with the limits it was created with.
+
+        Parameters
+        ----------
+        ledger : str, os.PathLike or LedgerStore
+            Path of a :class:`~skdp.accounting.SQLiteLedger` file, or a store.
+        accountant : RDPAccountant, default=None
+            As in the constructor.
+
+        Returns
+        -------
+        budget : PrivacyBudget
+            A budget spending from that ledger; its ``epsilon`` and
+            ``delta`` are the stored limits.
+
+        Raises
+        ------
+        LedgerError
+            If there is no ledger at that path or it cannot be read.
+        """
+        if isinstance(ledger, str | os.PathLike):
+            ledger = SQLiteLedger(ledger)
+        epsilon, delta = ledger.limits
+        return cls(epsilon, delta, accountant=accountant, ledger=ledger)
 
     # -- sharing -----------------------------------------------------------
     def __copy__(self):
@@ -116,11 +194,31 @@ class PrivacyBudget:
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        # A copy of an in-memory ledger in another process could never report
-        # its spends back: it becomes a read-only snapshot.
-        if not getattr(self._store, "shared_across_processes", False):
-            state["_detached"] = True
+        del state["_share_lock"]
+        state["_store"] = store = self._shared_store()
+        if not getattr(store, "shared_across_processes", False):
+            state["_unshared_copy"] = True
         return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._share_lock = threading.Lock()
+
+    def _shared_store(self):
+        """The store, first moved to a temporary file if it is in memory.
+
+        The original keeps reading the moved ledger (the memory store
+        forwards to it), so spends made by copies in other processes show up
+        here.
+        """
+        with self._share_lock:
+            store = self._store
+            if not getattr(store, "shared_across_processes", False) and hasattr(
+                store, "move_to"
+            ):
+                store = store.move_to(SQLiteLedger.temporary_for(*store.limits))
+                self._store = store
+            return store
 
     # -- spending ----------------------------------------------------------
     def _check(self, events: Sequence[PrivacyEvent]) -> CompositionReport:
@@ -169,16 +267,18 @@ class PrivacyBudget:
         BudgetExceededError
             If the total would exceed the limits. Nothing is recorded.
         LedgerError
-            If this budget is a detached copy (see Notes of the class).
+            If the ledger cannot be read or written (for example a worker
+            that cannot reach the ledger file); nothing is recorded.
         """
         if not isinstance(event, PrivacyEvent):
             raise TypeError(f"event must be a PrivacyEvent, got {event!r}.")
-        if self._detached:
+        if self._unshared_copy:
             raise LedgerError(
-                "This PrivacyBudget is a copy made by pickling an in-memory budget "
-                "(for example when it was sent to a joblib worker process or a Dask "
-                "worker); a spend here would never reach the original, so it is "
-                "refused. Use a ledger that processes share, or run with n_jobs=1."
+                f"This PrivacyBudget is a pickled copy of a budget whose ledger "
+                f"store {self._store!r} is not shared across processes; a spend "
+                "here would never reach the original, so it is refused. Use a "
+                "store with shared_across_processes=True, such as "
+                "ledger='path/to/ledger.db'."
             )
         label = event.label if label is None else str(label)
         if label != event.label:
@@ -197,6 +297,11 @@ class PrivacyBudget:
     @property
     def ledger(self) -> list[LedgerEntry]:
         return self._store.entries()
+
+    @property
+    def store(self) -> LedgerStore:
+        """Where the ledger is kept (a :class:`~skdp.accounting.LedgerStore`)."""
+        return self._store
 
     def report(self) -> CompositionReport:
         """How the recorded events compose (total and the bound used)."""
@@ -242,11 +347,36 @@ class PrivacyBudget:
         return "\n".join(lines)
 
     def __repr__(self):
-        eps, delta = self.spent()
+        head = f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g}, "
+        try:
+            entries = self.ledger
+        except LedgerError:  # e.g. an estimator's repr in a worker without it
+            return head + f"ledger={self._store!r} unavailable)"
+        report = self.accountant.compose([e.event for e in entries], self.delta)
         return (
-            f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g}, "
-            f"spent=({eps:.4g}, {delta:.3g}), n_spends={len(self.ledger)})"
+            head + f"spent=({report.epsilon:.4g}, {report.delta:.3g}), "
+            f"n_spends={len(entries)})"
         )
+
+
+def _open_store(ledger, epsilon: float, delta: float) -> LedgerStore:
+    if ledger is None:
+        return MemoryLedger(epsilon, delta)
+    if isinstance(ledger, str | os.PathLike):
+        return SQLiteLedger(ledger, epsilon, delta)
+    if not isinstance(ledger, LedgerStore):
+        raise TypeError(
+            "ledger must be None, a path or a LedgerStore (an object with "
+            f"limits, shared_across_processes, entries and append_if), got "
+            f"{ledger!r}."
+        )
+    if tuple(ledger.limits) != (epsilon, delta):
+        raise LedgerError(
+            f"The ledger {ledger!r} has limits {tuple(ledger.limits)!r}, not "
+            f"(epsilon={epsilon!r}, delta={delta!r}); use "
+            "PrivacyBudget.from_ledger to open it with its own limits."
+        )
+    return ledger
 
 
 def _short(event: PrivacyEvent) -> str:

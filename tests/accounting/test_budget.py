@@ -5,7 +5,7 @@ import pickle
 import pytest
 from sklearn.base import BaseEstimator, clone
 
-from skdp import BudgetExceededError, LedgerError, PrivacyBudget
+from skdp import BudgetExceededError, PrivacyBudget
 from skdp.accounting import (
     ApproxDPEvent,
     ComposedEvent,
@@ -131,14 +131,20 @@ def test_clone_and_deepcopy_share_the_budget():
     assert [e.label for e in budget.ledger] == ["from clone"]
 
 
-def test_pickled_in_memory_budget_is_a_read_only_snapshot():
+def test_pickled_in_memory_budget_spends_into_the_original():
+    # Pickling moves the in-memory ledger to a temporary shared file; the
+    # copy and the original then spend from one ledger.
     budget = PrivacyBudget(1.0)
     budget.spend(LaplaceEvent(0.5), label="before")
     copy_ = pickle.loads(pickle.dumps(budget))
+    assert copy_ is not budget
     assert [e.label for e in copy_.ledger] == ["before"]
-    with pytest.raises(LedgerError, match="never reach the original"):
-        copy_.spend(LaplaceEvent(0.1))
-    assert len(budget.ledger) == 1
+    copy_.spend(LaplaceEvent(0.25), label="from the copy")
+    assert [e.label for e in budget.ledger] == ["before", "from the copy"]
+    with pytest.raises(BudgetExceededError):
+        budget.spend(LaplaceEvent(0.5))
+    budget.spend(LaplaceEvent(0.25), label="last")
+    assert copy_.spent() == budget.spent() == (1.0, 0.0)
 
 
 def test_summary_and_repr_tell_what_was_spent():
