@@ -19,17 +19,19 @@ ROOT = Path(__file__).resolve().parents[1]
 # -- demo ---------------------------------------------------------------------
 def test_quick_demo_prints_the_table_the_ledger_and_draws_the_plot(tmp_path):
     pytest.importorskip("matplotlib")
-    from skdp._demo import EPSILONS, METHODS, QUICK_EPSILONS, run_demo
+    from skdp._demo import EPSILONS, METHODS, MODELS, QUICK_EPSILONS, run_demo
 
     out, progress = io.StringIO(), io.StringIO()
     plot = tmp_path / "demo.png"
     result = run_demo(quick=True, seed=0, plot=str(plot), out=out, progress=progress)
     text = out.getvalue()
 
-    assert set(result.accuracy) == {(m, e) for m in METHODS for e in QUICK_EPSILONS}
+    names = [name for name, _, _ in MODELS]
+    assert set(result.accuracy) == {(m, e) for m in names for e in QUICK_EPSILONS}
     assert set(QUICK_EPSILONS) <= set(EPSILONS)
-    # 3 methods x 2 epsilons, the synthesizer, and no entry for the refused fit.
-    assert len(result.budget.ledger) == len(METHODS) * len(QUICK_EPSILONS) + 1
+    assert {method for _, method, _ in MODELS} == set(METHODS)
+    # One entry per fit and the synthesizer; none for the refused fit.
+    assert len(result.budget.ledger) == len(MODELS) * len(QUICK_EPSILONS) + 1
     assert "BudgetExceededError" in text and result.refused
     for method in METHODS:
         assert method in text
@@ -43,7 +45,7 @@ def test_quick_demo_prints_the_table_the_ledger_and_draws_the_plot(tmp_path):
     # the majority class (about 0.75) - a loose sanity check, not a benchmark.
     accuracy = np.array(list(result.accuracy.values()))
     assert np.all((accuracy >= 0) & (accuracy <= 1))
-    best = max(result.accuracy[m, max(QUICK_EPSILONS)] for m in METHODS)
+    best = max(result.accuracy[m, max(QUICK_EPSILONS)] for m in names)
     assert best > result.references["majority class"]
     errors = result.marginal_error
     assert 0 <= errors["PMWSynthesizer"] <= 2
