@@ -6,12 +6,16 @@ The :class:`PrivacyBudget` is shared by every private estimator through its
 
 from .accounting import PrivacyBudget
 from .exceptions import BudgetExceededError, LedgerError, PrivacyLeakWarning
+from .linear_model import DPLogisticRegression
+from .synthesis import PMWSynthesizer
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "BudgetExceededError",
+    "DPLogisticRegression",
     "LedgerError",
+    "PMWSynthesizer",
     "PrivacyBudget",
     "PrivacyLeakWarning",
     "__version__",

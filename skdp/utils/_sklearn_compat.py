@@ -18,6 +18,10 @@ from sklearn.utils._param_validation import (
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+# Not scikit-learn's, but a requirement of every scikit-learn release skdp
+# supports, so always installed with it.
+from threadpoolctl import threadpool_limits
+
 __all__ = [
     "HasMethods",
     "Integral",
@@ -28,6 +32,7 @@ __all__ = [
     "StrOptions",
     "check_is_fitted",
     "fit_context",
+    "threadpool_limits",
     "validate_data",
     "validate_params",
 ]

@@ -1,0 +1,300 @@
+"""Privacy-utility benchmark of DPLogisticRegression on UCI Adult.
+
+Setup (as in issue 3): ``adult_clean.csv`` (30,162 rows), categorical
+columns one-hot encoded, numeric columns min-max scaled, every row scaled to
+unit L2 norm (so ``data_norm=1`` is a true bound), a stratified 80/20 split
+with ``random_state=0``. The encoders are fitted on the training part; this
+preprocessing reads category lists and column ranges from the data and is
+not itself private (in a release they would come from public metadata).
+
+For each epsilon in {0.05, 0.1, 0.5, 1, 2, 5, 10} and each of the three
+methods, ``DPLogisticRegression(epsilon, method=..., data_norm=1.0,
+classes=[0, 1])`` is fitted with its default hyperparameters (``C=1``,
+``delta=None``: pure for 'objective' and 'output', 1e-5 for 'gradient') over
+``--seeds`` noise seeds; test accuracy is reported as mean +- standard
+deviation, with the mean fit time. References: scikit-learn's
+``LogisticRegression`` (lbfgs, C=1) and the majority class. The fit time of
+scikit-learn's lbfgs is measured in the same run, interleaved with ours.
+
+diffprivlib 0.6.6 runs side by side in its own virtualenv (it needs
+scikit-learn <= 1.7.2)::
+
+    python3 -m venv /work/venvs/diffprivlib
+    /work/venvs/diffprivlib/bin/pip install diffprivlib==0.6.6 \\
+        'scikit-learn<=1.7.2' pandas
+
+It is skipped with a message if that interpreter is absent (override with
+``--diffprivlib-python``). Run from the repository root::
+
+    python benchmarks/logreg_adult.py            # 10 seeds, ~3 minutes
+    python benchmarks/logreg_adult.py --seeds 3  # quicker
+
+The table is printed; the plot goes to
+``benchmarks/results/logreg_adult.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.compose import ColumnTransformer
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import MinMaxScaler, Normalizer, OneHotEncoder
+from threadpoolctl import threadpool_limits
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from skdp import DPLogisticRegression
+
+DATA = ROOT.parent / "shared" / "data" / "adult" / "adult_clean.csv"
+EPSILONS = (0.05, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
+METHODS = ("objective", "output", "gradient")
+DIFFPRIVLIB_PYTHON = "/work/venvs/diffprivlib/bin/python"
+DIFFPRIVLIB_CS = (1.0, 0.1)
+
+_DIFFPRIVLIB_SCRIPT = r"""
+import json, sys, time, warnings
+import numpy as np
+from diffprivlib.models import LogisticRegression
+warnings.simplefilter("ignore")
+data = np.load(sys.argv[1])
+epsilons = json.loads(sys.argv[2])
+seeds = int(sys.argv[3])
+Cs = json.loads(sys.argv[4])
+out = []
+for C in Cs:
+    for eps in epsilons:
+        for seed in range(seeds):
+            model = LogisticRegression(
+                epsilon=eps, data_norm=1.0, C=C, random_state=seed
+            )
+            start = time.perf_counter()
+            model.fit(data["X_train"], data["y_train"])
+            seconds = time.perf_counter() - start
+            acc = float((model.predict(data["X_test"]) == data["y_test"]).mean())
+            out.append({"C": C, "epsilon": eps, "seed": seed, "accuracy": acc,
+                        "seconds": seconds})
+print(json.dumps(out))
+"""
+
+
+def load_data():
+    """Preprocessed train/test split (rows of unit L2 norm)."""
+    if DATA.exists():
+        frame = pd.read_csv(DATA)
+    else:  # the same file, bundled with skdp
+        from skdp.datasets import load_adult
+
+        frame = load_adult(as_frame=True).frame
+    target = frame.columns[-1]
+    y = frame.pop(target).astype(str).str.strip().str.startswith(">").to_numpy()
+    y = y.astype(int)
+    numeric = list(frame.select_dtypes(include="number").columns)
+    categorical = [c for c in frame.columns if c not in numeric]
+    X_train, X_test, y_train, y_test = train_test_split(
+        frame, y, test_size=0.2, stratify=y, random_state=0
+    )
+    prep = make_pipeline(
+        ColumnTransformer(
+            [
+                (
+                    "categorical",
+                    OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+                    categorical,
+                ),
+                ("numeric", MinMaxScaler(clip=True), numeric),
+            ]
+        ),
+        Normalizer(),
+    )
+    X_train = prep.fit_transform(X_train)
+    X_test = prep.transform(X_test)
+    return X_train, X_test, y_train, y_test
+
+
+def run_diffprivlib(python, data, seeds):
+    """diffprivlib results as a list of dicts, or None when unavailable."""
+    if not Path(python).exists():
+        print(f"diffprivlib skipped: {python} not found (see the module docstring).")
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "adult.npz")
+        np.savez(path, **data)
+        proc = subprocess.run(
+            [
+                python,
+                "-c",
+                _DIFFPRIVLIB_SCRIPT,
+                path,
+                json.dumps(list(EPSILONS)),
+                str(seeds),
+                json.dumps(list(DIFFPRIVLIB_CS)),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    if proc.returncode != 0:
+        print("diffprivlib failed:\n" + proc.stderr[-2000:])
+        return None
+    return json.loads(proc.stdout)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--diffprivlib-python", default=DIFFPRIVLIB_PYTHON)
+    parser.add_argument("--no-plot", action="store_true")
+    args = parser.parse_args(argv)
+
+    X_train, X_test, y_train, y_test = load_data()
+    max_norm = np.linalg.norm(X_train, axis=1).max()
+    print(
+        f"UCI Adult: {X_train.shape[0]} training rows, {X_test.shape[0]} test rows, "
+        f"{X_train.shape[1]} features; max row norm {max_norm:.3f}"
+    )
+    majority = max(np.mean(y_test == 0), np.mean(y_test == 1))
+
+    rows = []
+    lbfgs_seconds = []
+    lbfgs1_seconds = []
+    lbfgs_accuracy = None
+    for epsilon in EPSILONS:
+        for method in METHODS:
+            for seed in range(args.seeds):
+                # Interleave the non-private reference so that both sides of
+                # the timing comparison see the same machine load.
+                if seed < 3:
+                    start = time.perf_counter()
+                    reference = LogisticRegression(C=1.0).fit(X_train, y_train)
+                    lbfgs_seconds.append(time.perf_counter() - start)
+                    lbfgs_accuracy = reference.score(X_test, y_test)
+                    # skdp fits with one BLAS thread; so does this reference.
+                    with threadpool_limits(limits=1, user_api="blas"):
+                        start = time.perf_counter()
+                        LogisticRegression(C=1.0).fit(X_train, y_train)
+                        lbfgs1_seconds.append(time.perf_counter() - start)
+
+                model = DPLogisticRegression(
+                    epsilon,
+                    method=method,
+                    data_norm=1.0,
+                    classes=[0, 1],
+                    random_state=seed,
+                )
+                start = time.perf_counter()
+                model.fit(X_train, y_train)
+                seconds = time.perf_counter() - start
+                rows.append(
+                    {
+                        "library": "skdp",
+                        "method": method,
+                        "epsilon": epsilon,
+                        "seed": seed,
+                        "accuracy": model.score(X_test, y_test),
+                        "seconds": seconds,
+                    }
+                )
+    results = pd.DataFrame(rows)
+
+    dpl = run_diffprivlib(
+        args.diffprivlib_python,
+        {
+            "X_train": X_train,
+            "X_test": X_test,
+            "y_train": y_train,
+            "y_test": y_test,
+        },
+        args.seeds,
+    )
+    if dpl is not None:
+        dpl = pd.DataFrame(dpl)
+        dpl["library"] = "diffprivlib"
+        dpl["method"] = "diffprivlib C=" + dpl["C"].astype(str)
+        results = pd.concat([results, dpl.drop(columns="C")], ignore_index=True)
+
+    summary = results.groupby(["method", "epsilon"]).agg(
+        mean=("accuracy", "mean"),
+        std=("accuracy", "std"),
+        seconds=("seconds", "mean"),
+    )
+    table = summary.apply(
+        lambda r: f"{r['mean']:.4f} ± {r['std']:.4f} ({r['seconds']:.2f}s)", axis=1
+    ).unstack("epsilon")
+    with pd.option_context("display.width", 250, "display.max_columns", 20):
+        print(f"\nTest accuracy, mean ± std over {args.seeds} seeds (mean fit time)")
+        print(table.to_string())
+    lbfgs_median = float(np.median(lbfgs_seconds))
+    print(
+        f"\nnon-private sklearn LogisticRegression(C=1, lbfgs): "
+        f"accuracy {lbfgs_accuracy:.4f}, median fit {lbfgs_median:.3f}s"
+    )
+    print(f"majority class: accuracy {majority:.4f}")
+    skdp_times = results[results["library"] == "skdp"].groupby("method")["seconds"]
+    lbfgs1_median = float(np.median(lbfgs1_seconds))
+    print(f"the same with one BLAS thread: median fit {lbfgs1_median:.3f}s")
+    print("\nFit time relative to lbfgs (median over all epsilons and seeds):")
+    for method, seconds in skdp_times:
+        print(
+            f"  {method:9s} {np.median(seconds):.3f}s = "
+            f"{np.median(seconds) / lbfgs_median:.2f}x lbfgs, "
+            f"{np.median(seconds) / lbfgs1_median:.2f}x one-thread lbfgs"
+        )
+    best = summary["mean"].unstack("method")[list(METHODS)]
+    print("\nBest skdp method per epsilon:")
+    for epsilon, row in best.iterrows():
+        print(f"  epsilon={epsilon:<5g} {row.idxmax():9s} {row.max():.4f}")
+    print(f"load average: {os.getloadavg()}")
+
+    if not args.no_plot:
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            print("matplotlib not installed: no plot.")
+            return
+        out = ROOT / "benchmarks" / "results"
+        out.mkdir(parents=True, exist_ok=True)
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for method, group in summary.groupby(level="method"):
+            group = group.droplevel("method")
+            ax.errorbar(
+                group.index,
+                group["mean"],
+                yerr=group["std"],
+                marker="o",
+                capsize=3,
+                label=method,
+            )
+        ax.axhline(lbfgs_accuracy, color="k", ls="--", label="non-private (C=1)")
+        ax.axhline(majority, color="grey", ls=":", label="majority class")
+        ax.set_xscale("log")
+        ax.set_xlabel("epsilon")
+        ax.set_ylabel("test accuracy")
+        ax.set_title("DPLogisticRegression on UCI Adult")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        path = out / "logreg_adult.png"
+        fig.savefig(path, dpi=120)
+        print(f"plot written to {path}")
+
+
+if __name__ == "__main__":
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=FutureWarning)
+        main()

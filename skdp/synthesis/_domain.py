@@ -1,0 +1,216 @@
+"""The finite universe a synthesizer models: one discrete domain per column.
+
+Private synthetic data needs a finite, *public* universe. Each input column
+becomes a discrete attribute with a known number of values:
+
+* a categorical column keeps its declared categories (a pandas
+  ``Categorical`` dtype's categories, or ``categories=``);
+* a numeric column with public ``bounds=(low, high)`` is cut into ``n_bins``
+  equal-width bins.
+
+Encoding maps every value to a code ``0 .. size - 1``; it never fails on
+values outside the domain (numeric values are clipped into the end bins,
+unknown categories are counted in the first category), so no error can
+occur after the privacy budget has been charged. Decoding draws a value for
+each code: the category itself, or a uniform value inside the bin.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..utils._privacy import warn_data_derived
+
+__all__ = ["ColumnDomain", "build_domains", "encode_columns"]
+
+
+@dataclass(frozen=True)
+class ColumnDomain:
+    """The discrete domain of one column.
+
+    Attributes
+    ----------
+    name : str or int
+        Column name (pandas) or position (arrays).
+    categories : tuple or None
+        Values of a categorical column, in code order.
+    edges : ndarray or None
+        ``n_bins + 1`` increasing bin edges of a numeric column.
+    dtype : numpy dtype or None
+        dtype to give decoded values (pandas input).
+    pandas_categorical : bool
+        Whether decoded values form a pandas ``Categorical``.
+    """
+
+    name: object
+    categories: tuple | None = None
+    edges: np.ndarray | None = None
+    dtype: object = None
+    pandas_categorical: bool = False
+
+    @property
+    def size(self) -> int:
+        """Number of codes."""
+        if self.categories is not None:
+            return len(self.categories)
+        return len(self.edges) - 1
+
+    def encode(self, values) -> np.ndarray:
+        """Codes ``0 .. size - 1`` of ``values``; never raises on unknowns."""
+        if self.categories is not None:
+            lookup = {value: code for code, value in enumerate(self.categories)}
+            codes = np.fromiter(
+                (lookup.get(v, 0) for v in _plain(values)),
+                dtype=np.int64,
+                count=len(values),
+            )
+            return codes
+        x = np.asarray(values, dtype=float)
+        low, high = self.edges[0], self.edges[-1]
+        scaled = (x - low) / (high - low) * self.size
+        return np.clip(np.floor(scaled), 0, self.size - 1).astype(np.int64)
+
+    def decode(self, codes: np.ndarray, rng: np.random.Generator):
+        """Values for ``codes``: the category, or a uniform draw in the bin."""
+        if self.categories is not None:
+            values = np.empty(len(codes), dtype=object)
+            values[:] = [self.categories[c] for c in codes]
+            return values
+        low = self.edges[codes]
+        high = self.edges[codes + 1]
+        values = low + (high - low) * rng.uniform(size=len(codes))
+        if self.dtype is not None and np.issubdtype(self.dtype, np.integer):
+            values = np.clip(np.rint(values), self.edges[0], self.edges[-1])
+        return values
+
+
+def _plain(values):
+    """Python scalars, so that numpy and Python values hash alike."""
+    return [v.item() if isinstance(v, np.generic) else v for v in values]
+
+
+def _lookup(mapping, name, position):
+    """Entry of a per-column parameter given as dict (by name or index) or list."""
+    if mapping is None:
+        return None
+    if isinstance(mapping, dict):
+        if name in mapping:
+            return mapping[name]
+        return mapping.get(position)
+    return mapping[position]
+
+
+def _is_pair(bounds) -> bool:
+    return (
+        isinstance(bounds, tuple | list)
+        and len(bounds) == 2
+        and all(np.isscalar(b) and not isinstance(b, str) for b in bounds)
+    )
+
+
+def _check_per_column(param, value, n_columns):
+    if value is None or isinstance(value, dict):
+        return
+    if param == "bounds" and _is_pair(value):
+        return
+    if len(value) != n_columns:
+        raise ValueError(
+            f"{param} must be a dict keyed by column, or a list with one entry "
+            f"per column ({n_columns}), got {len(value)} entries."
+        )
+
+
+def build_domains(columns, names, *, categories, bounds, n_bins, pandas_dtypes):
+    """The domain of every column, from public parameters or (with a warning) data.
+
+    Parameters
+    ----------
+    columns : list of ndarray
+        The column values (only read when a domain is missing).
+    names : list
+        Column names (pandas) or positions.
+    categories, bounds : dict, list or None
+        The estimator's parameters.
+    n_bins : int
+        Bins of numeric columns.
+    pandas_dtypes : list or None
+        Input dtypes (pandas input).
+
+    Returns
+    -------
+    domains : list of ColumnDomain
+    """
+    n_columns = len(columns)
+    _check_per_column("categories", categories, n_columns)
+    _check_per_column("bounds", bounds, n_columns)
+    domains = []
+    for position, (name, values) in enumerate(zip(names, columns, strict=True)):
+        dtype = None if pandas_dtypes is None else pandas_dtypes[position]
+        declared = _lookup(categories, name, position)
+        is_pandas_categorical = getattr(dtype, "name", None) == "category"
+        if declared is None and is_pandas_categorical:
+            declared = list(dtype.categories)
+        if declared is not None:
+            declared = tuple(_plain(list(declared)))
+            if len(declared) == 0 or len(set(declared)) != len(declared):
+                raise ValueError(
+                    f"categories of column {name!r} must be non-empty and "
+                    f"distinct, got {declared!r}."
+                )
+            domains.append(
+                ColumnDomain(
+                    name,
+                    categories=declared,
+                    dtype=dtype,
+                    pandas_categorical=is_pandas_categorical,
+                )
+            )
+            continue
+        column_bounds = bounds if _is_pair(bounds) else _lookup(bounds, name, position)
+        numeric = values.dtype.kind in "biuf"
+        if column_bounds is None and not numeric:
+            found = tuple(sorted(set(_plain(list(values))), key=repr))
+            warn_data_derived(
+                f"categories of column {name!r}",
+                "which values occur in that column",
+                "pass categories={column: [...]} or use a pandas Categorical "
+                "dtype with declared categories",
+                stacklevel=5,
+            )
+            domains.append(ColumnDomain(name, categories=found, dtype=dtype))
+            continue
+        if column_bounds is None:
+            low, high = float(np.min(values)), float(np.max(values))
+            warn_data_derived(
+                f"bounds of column {name!r}",
+                "the smallest and largest value of that column",
+                "pass bounds={column: (low, high)} from public knowledge",
+                stacklevel=5,
+            )
+            if not high > low:
+                low, high = low - 0.5, high + 0.5
+        else:
+            if not _is_pair(column_bounds):
+                raise ValueError(
+                    f"bounds of column {name!r} must be a pair (low, high), got "
+                    f"{column_bounds!r}."
+                )
+            low, high = (float(b) for b in column_bounds)
+            if not (math.isfinite(low) and math.isfinite(high) and high > low):
+                raise ValueError(
+                    f"bounds of column {name!r} must be finite with low < high, "
+                    f"got {column_bounds!r}."
+                )
+        edges = np.linspace(low, high, n_bins + 1)
+        domains.append(ColumnDomain(name, edges=edges, dtype=dtype))
+    return domains
+
+
+def encode_columns(columns, domains) -> np.ndarray:
+    """Integer codes of shape ``(n_samples, n_columns)``."""
+    return np.column_stack(
+        [domain.encode(values) for domain, values in zip(domains, columns, strict=True)]
+    )

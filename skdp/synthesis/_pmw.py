@@ -1,0 +1,591 @@
+"""PMWSynthesizer: differentially private synthetic data with MWEM."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+
+from ..accounting._accountant import RDPAccountant
+from ..accounting._budget import PrivacyBudget
+from ..accounting._events import ComposedEvent
+from ..utils._privacy import PrivateEstimatorMixin
+from ..utils._random import check_random_source
+from ..utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    check_is_fitted,
+    fit_context,
+    validate_data,
+)
+from ._domain import build_domains, encode_columns
+from ._models import DenseModel
+from ._mwem import plan_privacy, run_mwem
+
+__all__ = ["PMWSynthesizer"]
+
+# Universes up to this many cells are modelled by a dense histogram.
+_DENSE_MAX_CELLS = 4096
+# Explicit query matrices need the universe enumerated.
+_QUERY_MAX_CELLS = 2**22
+# Default workload: all 2- and 3-way marginals, 3-way ones only while the
+# total stays below this.
+_DEFAULT_WORKLOAD_CAP = 1000
+_ROUND_ITER = 30
+_FINAL_ITER = 100
+
+
+def _is_dataframe(X) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+class PMWSynthesizer(
+    PrivateEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+):
+    """Differentially private synthetic data by private multiplicative weights (MWEM).
+
+    Learns a private model of a table's distribution over a finite, public
+    universe and draws synthetic rows from it. Each of ``n_rounds`` rounds
+    selects the marginal (or linear query) the model gets most wrong with the
+    exponential mechanism, measures it with noise, and updates the model by
+    multiplicative weights on every measurement so far (MWEM, Hardt, Ligett
+    & McSherry 2012).
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget of one fit, > 0.
+    delta : float, default=1e-9
+        Privacy parameter delta of one fit with ``noise="gaussian"``, in
+        (0, 1); ignored (a fit spends delta = 0) with ``noise="laplace"``.
+    noise : {"gaussian", "laplace"}, default="gaussian"
+        Measurement noise. ``"gaussian"`` is accounted in Renyi DP / zCDP
+        and allows many more rounds for the same ``(epsilon, delta)``;
+        ``"laplace"`` gives pure epsilon-DP (the original MWEM).
+    workload : list of tuple, array-like of shape (n_queries, n_cells) or None, \
+            default=None
+        What the synthetic data should answer well.
+
+        * A list of column tuples (names for DataFrames, positions for
+          arrays): their marginals, and every sub-marginal, are the
+          candidates of the selection step.
+        * A numpy array of linear queries, one row per query, giving a weight in
+          [0, 1] to each cell of the enumerated universe (the lecture's
+          setting; only when the universe has at most ``2**22`` cells).
+          Cells are ordered row-major over the columns, each column's
+          values in domain order (declared categories, or bins from low to
+          high).
+        * ``None``: all 2- and 3-way marginals (3-way ones only while there
+          are at most 1000 marginals in all).
+    n_rounds : int or None, default=None
+        Rounds of select-measure-update. ``None``: 20 with a query matrix,
+        else ``max(16, n_features)``.
+    bounds : dict, list or tuple or None, default=None
+        Public ``(low, high)`` of numeric columns, which are cut into
+        ``n_bins`` equal-width bins; values outside are clipped into the
+        end bins. A dict maps column (name or position) to a pair, a list
+        gives one pair (or None) per column, and a single pair applies to
+        every numeric column. Columns with neither bounds nor categories
+        take their range from the data, with a
+        :class:`~skdp.exceptions.PrivacyLeakWarning`.
+    categories : dict or list or None, default=None
+        Public values of categorical columns, in code order (dict by column
+        or list with one entry or None per column). A pandas ``Categorical``
+        dtype's categories are used when not given here. Values outside the
+        declared categories are counted in the first category. Non-numeric
+        columns without declared categories take them from the data, with a
+        :class:`~skdp.exceptions.PrivacyLeakWarning`.
+    n_bins : int, default=10
+        Bins of each numeric column.
+    max_model_size : int, default=1_000_000
+        Largest number of cells of the model (junction tree); marginals
+        that would exceed it are not offered to the selection. Bounds
+        memory (about 8 bytes a cell, times a small constant) and time.
+    random_state : None, int, numpy Generator or RandomState, default=None
+        ``None`` draws the privacy noise from the OS CSPRNG: the only
+        choice for a release. A seed makes fits and samples reproducible
+        and is **for testing only**: whoever knows it can remove the noise.
+    budget : PrivacyBudget or None, default=None
+        Shared budget charged by each fit.
+    verbose : int, default=0
+        Print each round's (private) selection.
+
+    Attributes
+    ----------
+    model_ : DenseModel or JunctionTreeModel
+        The synthetic distribution.
+    domains_ : list of ColumnDomain
+        Each column's discrete domain.
+    selected_ : list
+        The marginals (attribute-index tuples) or query indices measured,
+        in order.
+    privacy_plan_ : PrivacyPlan
+        Per-step budget: selection epsilon, noise multiplier or Laplace
+        epsilon.
+    privacy_event_ : ComposedEvent
+        Everything the fit spent.
+    epsilon_, delta_ : float
+        Its cost under :class:`~skdp.accounting.RDPAccountant`.
+    budget_entry_ : LedgerEntry or None
+        The ledger entry in ``budget``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when ``X`` has string column names.
+
+    See Also
+    --------
+    skdp.mechanisms.exponential_mechanism : The selection step.
+    skdp.mechanisms.gaussian_mechanism : The measurement step.
+
+    Notes
+    -----
+    **Guarantee.** One fit is ``(epsilon, delta)``-DP (``noise="gaussian"``)
+    or ``epsilon``-DP (``noise="laplace"``) under *replace-one-row*
+    neighbouring, the number of rows ``n`` being public. Everything the
+    model, samples and ``marginal`` reveal is post-processing of the
+    measurements.
+
+    **Sensitivities.** Answers are fractions of ``n``. One counting query
+    ``q: X -> [0, 1]`` moves by at most ``1/n``; a marginal table moves by
+    at most ``2/n`` in L1 and ``sqrt(2)/n`` in L2 (one row leaves a cell and
+    enters another). The selection score of a marginal ``C`` is
+    ``||M_C(data) - M_C(model)||_1 - E||noise_C||_1`` (the second term is
+    public, as in AIM, McKenna et al. 2022), sensitivity ``2/n``; that of a
+    query ``|q(data) - q(model)|``, sensitivity ``1/n``. The exponential
+    mechanism samples with weights ``exp(eps_sel * score / (2 * 2/n))``
+    (McSherry & Talwar 2007, Theorem 6). Which marginals are offered
+    depends on public values only: those whose expected noise exceeds 2
+    (the largest possible L1 error) and those that would grow the model
+    past ``max_model_size`` are left out.
+
+    **Budget split** (decided before the data are read). The ``d`` one-way
+    marginals are measured first (marginal workloads) to initialise the
+    model; then each round selects and measures once. Every initial
+    measurement and every round get the same unit: with Gaussian noise a
+    zCDP amount ``rho_r``, 10% of which selects (``eps_sel =
+    sqrt(8 * 0.1 * rho_r)``, the exponential mechanism being
+    ``eps_sel**2 / 8``-zCDP through bounded range, Cesar & Rogers 2021) and
+    90% measures (noise multiplier ``1 / sqrt(2 * 0.9 * rho_r)``); with
+    Laplace noise an epsilon ``eps_r`` split evenly (MWEM). ``rho_r`` is
+    the largest value whose composition, by the Renyi-DP accountant, is
+    within ``(epsilon, delta)``. The fit charges one
+    :class:`~skdp.accounting.ComposedEvent` of all of these, before any
+    noisy value is computed.
+
+    **Update.** After each measurement the model is re-fitted to all
+    measurements so far by entropic mirror descent on their
+    inverse-variance-weighted squared error: ``p(x) <- p(x) exp(-eta *
+    gradient(x))``, renormalised, i.e. multiplicative weights with MWEM's
+    replay of past measurements, step ``eta`` by backtracking line search
+    (private-pgm's estimator, McKenna, Sheldon & Miklau 2019).
+
+    **Representation.** Universes of at most 4096 cells (and explicit query
+    matrices) use a dense histogram, as in MWEM. Larger ones, such as the
+    14 discretized Adult columns (about ``10**19`` cells), use a log-linear
+    model over a junction tree of the measured marginals: ``p`` is never
+    formed, marginals come from exact belief propagation and samples from
+    forward sampling along the tree. Its size is capped by
+    ``max_model_size``.
+
+    ``transform(X)`` returns ``len(X)`` fresh synthetic rows: it reads only
+    the number of rows of ``X``, never its values. Because the rows are
+    random draws, the estimator is tagged non-deterministic (its output does
+    not follow the order or subsets of ``X``); with a fixed
+    ``random_state`` repeated calls return the same rows.
+
+    References
+    ----------
+    .. [1] M. Hardt, K. Ligett and F. McSherry. "A simple and practical
+       algorithm for differentially private data release". NeurIPS 2012.
+    .. [2] M. Hardt and G. N. Rothblum. "A multiplicative weights mechanism
+       for privacy-preserving data analysis". FOCS 2010.
+    .. [3] R. McKenna, D. Sheldon and G. Miklau. "Graphical-model based
+       estimation and inference for differential privacy". ICML 2019.
+    .. [4] R. McKenna, B. Mullins, D. Sheldon and G. Miklau. "AIM: an
+       adaptive and iterative mechanism for differentially private
+       synthetic data". VLDB 2022.
+    .. [5] M. Cesar and R. Rogers. "Bounding, concentrating, and truncating:
+       unifying privacy loss composition for data analytics". ALT 2021.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.synthesis import PMWSynthesizer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.integers(0, 3, size=(500, 3))
+    >>> synth = PMWSynthesizer(epsilon=1.0, categories=[[0, 1, 2]] * 3,
+    ...                        random_state=0).fit(X)
+    >>> synth.sample(4).shape
+    (4, 3)
+    >>> marginal = synth.marginal([0])  # the model's distribution of column 0
+    >>> marginal.shape, bool(abs(marginal.sum() - 1) < 1e-9)
+    ((3,), True)
+    >>> round(synth.epsilon_, 6) <= 1.0
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "noise": [StrOptions({"gaussian", "laplace"})],
+        "workload": ["array-like", None],
+        "n_rounds": [Interval(Integral, 1, None, closed="left"), None],
+        "bounds": [dict, list, tuple, None],
+        "categories": [dict, list, None],
+        "n_bins": [Interval(Integral, 1, None, closed="left")],
+        "max_model_size": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "budget": [HasMethods(["spend", "check"]), None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=1e-9,
+        *,
+        noise="gaussian",
+        workload=None,
+        n_rounds=None,
+        bounds=None,
+        categories=None,
+        n_bins=10,
+        max_model_size=1_000_000,
+        random_state=None,
+        budget=None,
+        verbose=0,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.noise = noise
+        self.workload = workload
+        self.n_rounds = n_rounds
+        self.bounds = bounds
+        self.categories = categories
+        self.n_bins = n_bins
+        self.max_model_size = max_model_size
+        self.random_state = random_state
+        self.budget = budget
+        self.verbose = verbose
+
+    # -- input handling ----------------------------------------------------------
+
+    def _columns(self, X, reset=True):
+        """Validate ``X`` (setting ``n_features_in_``) and split it into columns."""
+        if _is_dataframe(X):
+            validate_data(self, X, skip_check_array=True, reset=reset)
+            if X.shape[0] < 1:
+                raise ValueError(
+                    f"Found array with 0 sample(s) (shape={X.shape}) while a "
+                    "minimum of 1 is required."
+                )
+            if X.shape[1] < 1:
+                raise ValueError(
+                    f"Found array with 0 feature(s) (shape={X.shape}) while a "
+                    "minimum of 1 is required."
+                )
+            names = list(X.columns)
+            dtypes = list(X.dtypes)
+            columns = [X.iloc[:, j].to_numpy() for j in range(X.shape[1])]
+            for name, values in zip(names, columns, strict=True):
+                if values.dtype.kind in "biufc":
+                    if values.dtype.kind == "c":
+                        raise ValueError("Complex data not supported.")
+                    if not np.all(np.isfinite(values)):
+                        raise ValueError(
+                            f"Input contains NaN or infinity in column {name!r}."
+                        )
+            return names, columns, dtypes
+        declares_categories = bool(self.categories)
+        X = validate_data(
+            self,
+            X,
+            dtype=None if declares_categories else "numeric",
+            ensure_all_finite=not declares_categories,
+            reset=reset,
+        )
+        if np.iscomplexobj(X):
+            raise ValueError("Complex data not supported.")
+        names = list(range(X.shape[1]))
+        return names, [X[:, j] for j in range(X.shape[1])], None
+
+    def _attribute(self, column):
+        """Position of a column given by name or position."""
+        names = [d.name for d in self.domains_]
+        if isinstance(column, Integral) and not isinstance(column, bool):
+            if column in names:
+                return names.index(column)
+            if 0 <= column < len(names) and all(isinstance(n, int) for n in names):
+                return int(column)
+        if column in names:
+            return names.index(column)
+        raise ValueError(f"Unknown column {column!r}; columns are {names!r}.")
+
+    def _marginal_workload(self, d):
+        if self.workload is None:
+            pairs = list(itertools.combinations(range(d), 2))
+            triples = list(itertools.combinations(range(d), 3))
+            if len(pairs) + len(triples) <= _DEFAULT_WORKLOAD_CAP:
+                workload = pairs + triples
+            else:
+                workload = pairs
+            return workload or [(a,) for a in range(d)]
+        workload = []
+        for marginal in self.workload:
+            if isinstance(marginal, str) or not hasattr(marginal, "__iter__"):
+                marginal = (marginal,)
+            attrs = tuple(self._attribute(c) for c in marginal)
+            if len(attrs) == 0 or len(set(attrs)) != len(attrs):
+                raise ValueError(
+                    f"Each workload marginal needs distinct columns, got {marginal!r}."
+                )
+            workload.append(attrs)
+        return workload
+
+    def _query_workload(self, n_cells):
+        queries = np.asarray(self.workload, dtype=float)
+        if n_cells > _QUERY_MAX_CELLS:
+            raise ValueError(
+                f"An explicit query matrix needs an enumerable universe; this one "
+                f"has {n_cells} cells (at most {_QUERY_MAX_CELLS})."
+            )
+        if queries.shape[1] != n_cells:
+            raise ValueError(
+                f"workload has {queries.shape[1]} columns but the universe has "
+                f"{n_cells} cells."
+            )
+        if not np.all(np.isfinite(queries)) or queries.min() < 0 or queries.max() > 1:
+            raise ValueError("Query weights must lie in [0, 1].")
+        return queries
+
+    def _is_query_matrix(self):
+        # Lists and tuples hold marginals; a 2-D numeric array holds queries.
+        if not isinstance(self.workload, np.ndarray):
+            return False
+        return self.workload.ndim == 2 and self.workload.dtype.kind in "biuf"
+
+    # -- fit -----------------------------------------------------------------------
+
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Learn the private model of ``X``; charges the budget once.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Numeric and categorical columns.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : PMWSynthesizer
+        """
+        names, columns, dtypes = self._columns(X)
+        self._pandas_input_ = dtypes is not None
+        if self.noise == "gaussian" and not self.delta > 0:
+            raise ValueError("noise='gaussian' needs delta > 0.")
+        self.domains_ = build_domains(
+            columns,
+            names,
+            categories=self.categories,
+            bounds=self.bounds,
+            n_bins=self.n_bins,
+            pandas_dtypes=dtypes,
+        )
+        sizes = tuple(domain.size for domain in self.domains_)
+        n_cells = math.prod(sizes)
+        d = len(sizes)
+        queries = candidates = None
+        if self._is_query_matrix():
+            queries = self._query_workload(n_cells)
+            n_init = 0
+            n_rounds = self.n_rounds or 20
+        else:
+            workload = self._marginal_workload(d)
+            closure = set()
+            for marginal in workload:
+                for r in range(1, len(marginal) + 1):
+                    closure.update(
+                        tuple(sorted(s)) for s in itertools.combinations(marginal, r)
+                    )
+            closure.update((a,) for a in range(d))
+            candidates = sorted(closure, key=lambda c: (len(c), c))
+            n_init = d
+            n_rounds = self.n_rounds or max(16, d)
+        codes = encode_columns(columns, self.domains_)
+
+        # Everything the fit will spend, from public parameters only.
+        plan = plan_privacy(
+            self.epsilon, self.delta, self.noise, n_init, n_rounds, self._accountant()
+        )
+        self._charge_budget(
+            ComposedEvent(plan.events), self.delta if self.noise == "gaussian" else 0.0
+        )
+        self.privacy_plan_ = plan
+        model, selected, _ = run_mwem(
+            codes,
+            sizes,
+            plan,
+            check_random_source(self.random_state),
+            candidates=candidates,
+            queries=queries,
+            dense=queries is not None or n_cells <= _DENSE_MAX_CELLS,
+            max_model_size=self.max_model_size,
+            round_iter=_ROUND_ITER,
+            final_iter=_FINAL_ITER,
+            verbose=self.verbose,
+        )
+        self.model_ = model
+        self.selected_ = selected
+        return self
+
+    def _accountant(self):
+        budget: PrivacyBudget | None = self.budget
+        return budget.accountant if budget is not None else RDPAccountant()
+
+    # -- outputs -------------------------------------------------------------------
+
+    def sample(self, n_samples, random_state=None):
+        """Draw synthetic rows from the model.
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of rows, >= 0.
+        random_state : None, int or Generator, default=None
+            Randomness of the draw (post-processing: no privacy cost).
+            ``None`` uses the estimator's ``random_state``, so a seeded
+            estimator samples reproducibly.
+
+        Returns
+        -------
+        rows : ndarray or DataFrame of shape (n_samples, `n_features_in_`)
+            A DataFrame with the input's columns and dtypes if the model was
+            fitted on one (categories preserved), else an array (float64
+            when every column is numeric). Numeric values are drawn
+            uniformly inside their bin.
+        """
+        check_is_fitted(self, "model_")
+        if isinstance(n_samples, bool) or not isinstance(n_samples, Integral):
+            raise ValueError(f"n_samples must be an integer >= 0, got {n_samples!r}.")
+        if n_samples < 0:
+            raise ValueError(f"n_samples must be an integer >= 0, got {n_samples!r}.")
+        seed = self.random_state if random_state is None else random_state
+        rng = check_random_source(seed).numpy_generator()
+        codes = self.model_.sample(int(n_samples), rng)
+        values = [
+            domain.decode(codes[:, j], rng) for j, domain in enumerate(self.domains_)
+        ]
+        if self._pandas_input_:
+            return self._as_frame(values)
+        kinds = {np.asarray(list(v) or [0.0]).dtype.kind for v in values}
+        if kinds <= set("biuf"):
+            return np.column_stack(
+                [np.asarray(v, dtype=float) for v in values]
+            ).reshape(n_samples, len(values))
+        out = np.empty((n_samples, len(values)), dtype=object)
+        for j, v in enumerate(values):
+            out[:, j] = v
+        return out
+
+    def _as_frame(self, values):
+        import pandas as pd
+
+        data = {}
+        for domain, column in zip(self.domains_, values, strict=True):
+            dtype = domain.dtype
+            if domain.pandas_categorical:
+                data[domain.name] = pd.Categorical(
+                    column, categories=dtype.categories, ordered=dtype.ordered
+                )
+            else:
+                try:
+                    data[domain.name] = pd.Series(column).astype(dtype)
+                except (TypeError, ValueError):
+                    data[domain.name] = pd.Series(column)
+        return pd.DataFrame(data, columns=[d.name for d in self.domains_])
+
+    def transform(self, X):
+        """Return ``len(X)`` synthetic rows; reads only the row count of ``X``.
+
+        The values of ``X`` never enter the output: they are validated as
+        in :meth:`fit` (shape, column names, finite numbers) and then only
+        the number of rows is used, so
+        ``fit_transform(X)`` turns a data set into its synthetic twin of the
+        same size.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, `n_features_in_`)
+
+        Returns
+        -------
+        rows : ndarray or DataFrame of shape (n_samples, `n_features_in_`)
+            As :meth:`sample` with the estimator's ``random_state``.
+        """
+        check_is_fitted(self, "model_")
+        # Same validation as fit; the output depends on the row count only.
+        _, columns, _ = self._columns(X, reset=False)
+        return self.sample(len(columns[0]))
+
+    def marginal(self, columns):
+        """The model's marginal distribution of ``columns``.
+
+        Parameters
+        ----------
+        columns : sequence of column names or positions
+
+        Returns
+        -------
+        table : ndarray
+            Probabilities, one axis per column in the given order, each
+            column's values in domain order (categories, or bins low to
+            high). Sums to 1.
+        """
+        check_is_fitted(self, "model_")
+        if isinstance(columns, str) or not hasattr(columns, "__iter__"):
+            columns = [columns]
+        attrs = tuple(self._attribute(c) for c in columns)
+        if len(set(attrs)) != len(attrs) or not attrs:
+            raise ValueError(
+                f"columns must be distinct and non-empty, got {columns!r}."
+            )
+        return self.model_.marginal(attrs)
+
+    def answer_queries(self, queries):
+        """Answers of linear queries on the model, ``queries @ p``.
+
+        Parameters
+        ----------
+        queries : array-like of shape (n_queries, n_cells)
+            Per-cell weights over the enumerated universe (see ``workload``).
+
+        Returns
+        -------
+        answers : ndarray of shape (n_queries,)
+        """
+        check_is_fitted(self, "model_")
+        if not isinstance(self.model_, DenseModel):
+            raise ValueError(
+                "Explicit queries need the dense representation (a universe of "
+                f"at most {_DENSE_MAX_CELLS} cells or a query-matrix workload); "
+                "use marginal() instead."
+            )
+        queries = np.atleast_2d(np.asarray(queries, dtype=float))
+        if queries.shape[1] != self.model_.n_cells:
+            raise ValueError(
+                f"queries have {queries.shape[1]} columns; the universe has "
+                f"{self.model_.n_cells} cells."
+            )
+        return self.model_.answer_queries(queries)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Synthetic rows are random draws, not functions of the input rows.
+        tags.non_deterministic = True
+        return tags

@@ -1,0 +1,205 @@
+"""The maths behind each private method, checked numerically."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import expit
+from sklearn.linear_model import LogisticRegression
+
+from skdp.accounting import epsilon_poisson_subsampled_gaussian
+from skdp.linear_model._dpsgd import clipped_gradient_sum, dpsgd_logistic
+from skdp.linear_model._newton import minimize_logistic
+from skdp.linear_model._objective import (
+    LOGISTIC_CURVATURE,
+    objective_noise_scale,
+    objective_perturbation,
+)
+from skdp.linear_model._output import output_perturbation, output_sensitivity
+from skdp.utils import check_random_source
+
+
+def _rows(rng, n, d, norm):
+    """Rows of exactly ``norm`` (the worst case for every bound)."""
+    X = rng.normal(size=(n, d))
+    return norm * X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+def test_newton_matches_sklearn_and_reaches_tolerance():
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(500, 8))
+    y = np.where(Z[:, 0] + rng.normal(size=500) > 0, 1, -1)
+    result = minimize_logistic(Z, y, alpha=1.0, C=2.0, tol=1e-12)
+    reference = LogisticRegression(C=2.0, fit_intercept=False, tol=1e-12).fit(Z, y)
+    assert result.converged and result.n_iter <= 15
+    # lbfgs stops at its own tolerance; 1e-6 is far above both solvers' error.
+    np.testing.assert_allclose(result.coef, reference.coef_[0], atol=1e-6)
+    # The exact minimiser is within gradient_norm / alpha of the result.
+    assert result.gradient_norm <= 1e-12 * (1 + 2 * np.linalg.norm(Z, axis=1).sum())
+
+
+@pytest.mark.parametrize(
+    "epsilon, C, row_norm", [(10.0, 0.1, 1.0), (1.0, 1.0, 1.5), (0.1, 5.0, 3.0)]
+)
+def test_objective_privacy_loss_is_at_most_epsilon(epsilon, C, row_norm):
+    """Density ratio of the output at many points, for neighbouring data.
+
+    The output ``w`` determines the noise: ``b(w) = -(alpha w + C sum_i
+    loss'(m_i) y_i z_i) / (C R)``, so ``p_D(w) = p_b(b_D(w)) |det J_D(w)|``
+    with ``J = -H(w) / (C R)``. The log ratio of ``p_D`` and ``p_D'`` must
+    stay below epsilon for every ``w`` (CMS 2011, proof of Theorem 9).
+    """
+    rng = np.random.default_rng(1)
+    d, n = 3, 20
+    epsilon_noise, alpha = objective_noise_scale(epsilon, C, row_norm)
+
+    def log_density(Z, y, w):
+        margins = y * (Z @ w)
+        slope = -expit(-margins)
+        b = -(alpha * w + C * Z.T @ (slope * y)) / (C * row_norm)
+        curvature = expit(margins) * expit(-margins)
+        hessian = alpha * np.eye(d) + C * (Z * curvature[:, None]).T @ Z
+        return -epsilon_noise * np.linalg.norm(b) / 2 + np.linalg.slogdet(hessian)[1]
+
+    worst = -np.inf
+    for _ in range(30):
+        Z = _rows(rng, n, d, row_norm)
+        y = rng.choice([-1.0, 1.0], size=n)
+        Z2, y2 = Z.copy(), y.copy()
+        Z2[0] = _rows(rng, 1, d, row_norm)[0]
+        y2[0] = -y[0]
+        for scale in (0.1, 1.0, 10.0):
+            for w in rng.normal(size=(20, d)) * scale:
+                gap = log_density(Z, y, w) - log_density(Z2, y2, w)
+                worst = max(worst, abs(gap))
+    assert worst <= epsilon + 1e-9
+    # The bound is not vacuous: the sampled neighbours get within a factor 4.
+    assert worst >= epsilon / 4
+
+
+def test_objective_curvature_term_scales_with_row_norm_squared():
+    # epsilon' = epsilon - 2 log(1 + c C R^2) while that leaves >= 0.9 epsilon.
+    eps_noise, alpha = objective_noise_scale(100.0, C=0.5, row_norm=3.0)
+    assert alpha == 1.0
+    assert eps_noise == pytest.approx(100 - 2 * math.log1p(0.25 * 0.5 * 9))
+    # Otherwise the regulariser grows so that exactly 0.9 epsilon is left.
+    eps_noise, alpha = objective_noise_scale(1.0, C=0.5, row_norm=3.0)
+    curvature = LOGISTIC_CURVATURE * 0.5 * 9
+    assert eps_noise + 2 * math.log1p(curvature / alpha) == pytest.approx(1.0)
+
+
+def test_objective_noise_has_the_calibrated_norm():
+    """Recover b from the first-order condition; E||b|| = 2 d / epsilon'."""
+    rng = np.random.default_rng(2)
+    d, n, C, R = 4, 50, 1.0, 2.0
+    Z = _rows(rng, n, d, R)
+    y = rng.choice([-1.0, 1.0], size=n)
+    epsilon_noise, alpha = objective_noise_scale(1.0, C, R)
+    norms = []
+    source = check_random_source(3)
+    for _ in range(300):
+        result, _ = objective_perturbation(
+            Z, y, epsilon=1.0, C=C, row_norm=R, source=source, tol=1e-12, max_iter=100
+        )
+        w = result.coef
+        slope = -expit(-y * (Z @ w))
+        b = -(alpha * w + C * Z.T @ (slope * y)) / (C * R)
+        norms.append(np.linalg.norm(b))
+    # ||b|| ~ Gamma(d, 2 / epsilon'): mean 2 d / eps', sd 2 sqrt(d) / eps';
+    # 4 standard errors of the mean over 300 draws.
+    mean, sd = 2 * d / epsilon_noise, 2 * math.sqrt(d) / epsilon_noise
+    assert abs(np.mean(norms) - mean) <= 4 * sd / math.sqrt(300)
+
+
+def test_output_sensitivity_bounds_the_change_of_the_minimiser():
+    rng = np.random.default_rng(4)
+    d, n = 3, 10
+    for C, R in [(1.0, 1.0), (5.0, 2.0), (0.1, 3.0)]:
+        bound = output_sensitivity(C, R)
+        worst = 0.0
+        for _ in range(40):
+            Z = _rows(rng, n, d, R)
+            y = rng.choice([-1.0, 1.0], size=n)
+            Z2, y2 = Z.copy(), y.copy()
+            Z2[0], y2[0] = -Z[0], y[0]  # the opposite row: largest gradient change
+            w = minimize_logistic(Z, y, alpha=1.0, C=C, tol=1e-13).coef
+            w2 = minimize_logistic(Z2, y2, alpha=1.0, C=C, tol=1e-13).coef
+            worst = max(worst, np.linalg.norm(w - w2))
+        assert worst <= bound * (1 + 1e-9)
+        assert worst >= bound / 10  # not vacuous
+
+
+def test_output_noise_norm_matches_the_vector_density():
+    d, C, R, epsilon = 5, 0.5, 2.0, 2.0
+    sensitivity = output_sensitivity(C, R)
+    source = check_random_source(5)
+    norms = [
+        np.linalg.norm(
+            output_perturbation(
+                np.zeros((1, d)),
+                epsilon=epsilon,
+                delta=0.0,
+                C=C,
+                row_norm=R,
+                source=source,
+            )[0]
+        )
+        for _ in range(400)
+    ]
+    # Gamma(d, sensitivity / epsilon): 4 standard errors over 400 draws.
+    mean, sd = d * sensitivity / epsilon, math.sqrt(d) * sensitivity / epsilon
+    assert abs(np.mean(norms) - mean) <= 4 * sd / math.sqrt(400)
+
+
+def test_clipped_gradient_sum_matches_per_row_loop():
+    rng = np.random.default_rng(6)
+    Z = rng.normal(size=(30, 4)) * 3
+    Y = rng.choice([-1.0, 1.0], size=(30, 3))
+    W = rng.normal(size=(3, 4))
+    clip = 0.7
+    expected = np.zeros((3, 4))
+    for z, labels in zip(Z, Y):
+        grad = np.outer(-labels * expit(-labels * (W @ z)), z)
+        norm = np.linalg.norm(grad)
+        assert np.linalg.norm(grad * min(1, clip / norm)) <= clip + 1e-12
+        expected += grad * min(1.0, clip / norm)
+    np.testing.assert_allclose(clipped_gradient_sum(Z, Y, W, clip), expected)
+
+
+def test_dpsgd_noise_has_the_calibrated_standard_deviation():
+    # Zero rows: the first iterate is pure noise, -lr * noise / (q n).
+    n, d, q, sigma, clip, lr = 100, 4000, 0.5, 2.0, 0.3, 1.0
+    coef, event = dpsgd_logistic(
+        np.zeros((n, d)),
+        np.ones((n, 1)),
+        C=1.0,
+        sampling_rate=q,
+        steps=1,
+        noise_multiplier=sigma,
+        max_grad_norm=clip,
+        learning_rate=lr,
+        source=check_random_source(7),
+    )
+    expected = lr * sigma * clip / (q * n)
+    # The std estimate over 4000 entries has relative sd 1/sqrt(8000) ~ 1.1%;
+    # the grid slack adds below 1e-8.
+    assert np.std(coef) == pytest.approx(expected, rel=0.05)
+    assert (event.sampling_rate, event.noise_multiplier, event.steps) == (q, sigma, 1)
+
+
+def test_dpsgd_event_meets_the_target_exactly():
+    from skdp import DPLogisticRegression
+
+    rng = np.random.default_rng(8)
+    X = _rows(rng, 2000, 3, 1.0)
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPLogisticRegression(
+        epsilon=0.7, delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0
+    ).fit(X, y)
+    spent = epsilon_poisson_subsampled_gaussian(
+        clf.sampling_rate_, clf.noise_multiplier_, clf.n_steps_, 1e-6
+    )
+    # Calibration bisects to a relative tolerance of 1e-6 on the multiplier.
+    assert spent <= 0.7 and spent == pytest.approx(0.7, rel=1e-3)
+    assert clf.epsilon_ == pytest.approx(0.7, rel=1e-3) and clf.delta_ == 1e-6
+    assert clf.sampling_rate_ == 256 / 2000 and clf.n_steps_ == math.ceil(10 / 0.128)

@@ -1,0 +1,77 @@
+import numpy as np
+import pytest
+
+from skdp import PrivacyLeakWarning
+from skdp.synthesis._domain import ColumnDomain, build_domains
+
+
+def test_bins_clip_values_outside_the_bounds():
+    domain = ColumnDomain("x", edges=np.linspace(0.0, 10.0, 6))
+    codes = domain.encode(np.array([-5.0, 0.0, 1.99, 2.0, 9.99, 10.0, 1e9]))
+    assert codes.tolist() == [0, 0, 0, 1, 4, 4, 4]
+
+
+def test_unknown_categories_go_to_the_first_category():
+    domain = ColumnDomain("c", categories=("a", "b", "c"))
+    assert domain.encode(np.array(["b", "zzz", "c", None], dtype=object)).tolist() == [
+        1,
+        0,
+        2,
+        0,
+    ]
+
+
+def test_numpy_and_python_scalars_encode_alike():
+    domain = ColumnDomain("c", categories=(0, 1, 2))
+    assert domain.encode(np.array([2, 1, 0])).tolist() == [2, 1, 0]
+    assert domain.encode(np.array([2.0, 1.0])).tolist() == [2, 1]
+
+
+def test_decoded_numbers_lie_inside_their_bin():
+    domain = ColumnDomain("x", edges=np.linspace(-1.0, 1.0, 5))
+    codes = np.repeat(np.arange(4), 250)
+    values = domain.decode(codes, np.random.default_rng(0))
+    assert np.all(values >= domain.edges[codes])
+    assert np.all(values <= domain.edges[codes + 1])
+    assert domain.encode(values).tolist() == codes.tolist()
+
+
+def test_public_domains_do_not_warn(recwarn):
+    columns = [np.array([1.0, 2.0]), np.array(["a", "b"], dtype=object)]
+    domains = build_domains(
+        columns,
+        ["x", "c"],
+        categories={"c": ["a", "b", "c"]},
+        bounds={"x": (0, 5)},
+        n_bins=5,
+        pandas_dtypes=None,
+    )
+    assert [d.size for d in domains] == [5, 3]
+    assert not [w for w in recwarn if issubclass(w.category, PrivacyLeakWarning)]
+
+
+def test_missing_domains_fall_back_to_the_data_with_a_warning():
+    columns = [np.array([1.0, 3.0]), np.array(["b", "a"], dtype=object)]
+    with pytest.warns(PrivacyLeakWarning, match="bounds of column 0") as record:
+        domains = build_domains(
+            columns, [0, 1], categories=None, bounds=None, n_bins=4, pandas_dtypes=None
+        )
+    assert any("categories of column 1" in str(w.message) for w in record)
+    assert domains[0].edges[0] == 1.0 and domains[0].edges[-1] == 3.0
+    assert domains[1].categories == ("a", "b")
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"bounds": {0: (3, 1)}}, "low < high"),
+        ({"bounds": {0: (0, np.inf)}}, "finite"),
+        ({"bounds": [(0, 1), (0, 1), (0, 1)]}, "one entry per column"),
+        ({"categories": {0: [1, 1]}}, "distinct"),
+        ({"categories": {0: []}}, "non-empty"),
+    ],
+)
+def test_invalid_domains_are_rejected(kwargs, match):
+    params = {"categories": None, "bounds": None, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        build_domains([np.array([1.0])], [0], n_bins=3, pandas_dtypes=None, **params)

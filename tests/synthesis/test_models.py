@@ -1,0 +1,85 @@
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from skdp.synthesis._models import DenseModel, JunctionTreeModel, junction_tree
+
+SIZES = (3, 4, 2, 5, 3, 2)
+CLIQUES = [(0, 1), (1, 2, 3), (3, 4), (0, 4), (2, 5)]
+
+
+def _models(seed=0):
+    rng = np.random.default_rng(seed)
+    potentials = {c: rng.normal(size=[SIZES[a] for a in c]) for c in CLIQUES}
+    dense = DenseModel(SIZES)
+    dense.set_potentials(potentials)
+    tree = JunctionTreeModel(SIZES, CLIQUES)
+    tree.set_potentials(potentials)
+    return dense, tree
+
+
+def test_junction_tree_has_the_running_intersection_property():
+    nodes, edges = junction_tree(CLIQUES, SIZES)
+    assert len(edges) == len(nodes) - 1
+    for clique in CLIQUES:
+        assert any(set(clique) <= set(node) for node in nodes)
+    # The nodes holding any attribute form a connected subtree.
+    for attribute in range(len(SIZES)):
+        holding = {i for i, node in enumerate(nodes) if attribute in node}
+        inside = [(i, j) for i, j in edges if i in holding and j in holding]
+        assert len(inside) == len(holding) - 1
+
+
+@pytest.mark.parametrize(
+    "clique", [(0,), (1, 0), (2, 4), (0, 2, 4), (4, 1, 3), (5, 0), (0, 1, 2, 3, 4, 5)]
+)
+def test_tree_marginals_are_exact(clique):
+    # Belief propagation (in-node marginals) and variable elimination
+    # (out-of-node marginals) agree with the dense table to rounding.
+    dense, tree = _models()
+    np.testing.assert_allclose(
+        tree.marginal(clique), dense.marginal(clique), atol=1e-12
+    )
+
+
+def test_tree_is_much_smaller_than_the_universe():
+    sizes = (100,) * 14
+    tree = JunctionTreeModel(sizes, [(0, 1), (1, 2), (2, 3)])
+    assert tree.size < 10**5 < math.prod(sizes)
+    np.testing.assert_allclose(tree.marginal((0, 3)), np.full((100, 100), 1e-4))
+
+
+@pytest.mark.parametrize("kind", ["dense", "tree"])
+def test_samples_follow_the_model(kind):
+    dense, tree = _models(seed=1)
+    model = dense if kind == "dense" else tree
+    n = 100_000
+    codes = model.sample(n, np.random.default_rng(0))
+    assert codes.shape == (n, len(SIZES))
+    for clique in [(0, 1), (1, 2, 3), (2, 5), (0, 5)]:
+        p = dense.marginal(clique)
+        counts = np.zeros(p.shape)
+        np.add.at(counts, tuple(codes[:, a] for a in clique), 1)
+        # Each cell count is binomial(n, p): 5 standard deviations, with a
+        # Bonferroni margin over at most 40 cells per table.
+        np.testing.assert_array_less(
+            np.abs(counts - n * p), 5 * np.sqrt(n * p * (1 - p)) + 1
+        )
+
+
+def test_dense_answers_linear_queries():
+    dense, _ = _models()
+    queries = np.random.default_rng(2).uniform(size=(5, math.prod(SIZES)))
+    np.testing.assert_allclose(
+        dense.answer_queries(queries), queries @ dense.probabilities.ravel()
+    )
+
+
+def test_elimination_matches_brute_force_for_every_pair():
+    dense, tree = _models(seed=3)
+    for pair in itertools.combinations(range(len(SIZES)), 2):
+        np.testing.assert_allclose(
+            tree.marginal(pair), dense.marginal(pair), atol=1e-12
+        )

@@ -1,0 +1,174 @@
+"""PMWSynthesizer spends what it says, once, with correctly calibrated noise."""
+
+import math
+
+import numpy as np
+import pytest
+
+from skdp import BudgetExceededError, PMWSynthesizer, PrivacyBudget
+from skdp.accounting import (
+    ComposedEvent,
+    ExponentialMechanismEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    RDPAccountant,
+)
+from skdp.synthesis import _mwem
+from skdp.synthesis._mwem import _counts, _measure, plan_privacy
+from skdp.utils import check_random_source
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 1.0, 3.0])
+@pytest.mark.parametrize("n_rounds", [1, 16])
+def test_gaussian_plan_spends_the_budget_and_no_more(epsilon, n_rounds):
+    plan = plan_privacy(epsilon, 1e-9, "gaussian", 8, n_rounds, RDPAccountant())
+    spent, _ = RDPAccountant().epsilon_delta(plan.events, 1e-9)
+    assert 0.999 * epsilon <= spent <= epsilon
+    kinds = [type(e) for e in plan.events]
+    assert kinds.count(GaussianEvent) == 8 + n_rounds
+    assert kinds.count(ExponentialMechanismEvent) == n_rounds
+
+
+def test_laplace_plan_is_pure_and_adds_up():
+    plan = plan_privacy(1.0, 0.0, "laplace", 3, 10, RDPAccountant())
+    assert RDPAccountant().epsilon_delta(plan.events, 0.0) == pytest.approx((1.0, 0))
+    assert all(
+        isinstance(e, LaplaceEvent | ExponentialMechanismEvent) for e in plan.events
+    )
+    assert plan.select_epsilon == pytest.approx(plan.measure_epsilon)
+
+
+def test_marginal_and_query_sensitivities_under_replace_one():
+    # Brute force over random neighbours: replacing one row moves a marginal
+    # table by <= 2/n in L1 and sqrt(2)/n in L2, a [0,1] query by <= 1/n,
+    # and hence the selection score |error|_1 by <= 2/n.
+    rng = np.random.default_rng(0)
+    sizes, n = (3, 4, 2), 50
+    codes = rng.integers(0, sizes, size=(n, 3))
+    query = rng.uniform(size=math.prod(sizes))
+    model_marginal = rng.dirichlet(np.ones(12)).reshape(3, 4)
+    for _ in range(200):
+        other = codes.copy()
+        other[rng.integers(n)] = rng.integers(0, sizes)
+        for clique in [(0,), (0, 1), (0, 1, 2)]:
+            diff = (_counts(codes, clique, sizes) - _counts(other, clique, sizes)) / n
+            assert np.abs(diff).sum() <= 2 / n + 1e-12
+            assert np.sqrt((diff**2).sum()) <= math.sqrt(2) / n + 1e-12
+        hist = [
+            np.bincount(np.ravel_multi_index(c.T, sizes), minlength=24) / n
+            for c in (codes, other)
+        ]
+        assert abs(query @ (hist[0] - hist[1])) <= 1 / n + 1e-12
+        scores = [
+            np.abs(_counts(c, (0, 1), sizes) / n - model_marginal).sum()
+            for c in (codes, other)
+        ]
+        assert abs(scores[0] - scores[1]) <= 2 / n + 1e-12
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "laplace"])
+def test_measurement_noise_has_the_planned_scale(noise):
+    plan = plan_privacy(1.0, 1e-6, noise, 4, 5, RDPAccountant())
+    n, cells = 1000, 20_000
+    truth = np.full(cells, 5.0)
+    noisy, sigma = _measure(truth, 2.0, math.sqrt(2), plan, check_random_source(0), n)
+    if noise == "gaussian":
+        expected = plan.noise_multiplier * math.sqrt(2) / n
+        # Relative sd of a sample sd from N draws: 1/sqrt(2N) = 0.5%; 5 sd.
+        tolerance = 5 / math.sqrt(2 * cells)
+    else:
+        expected = math.sqrt(2) * 2 / (plan.measure_epsilon * n)
+        # Laplace kurtosis 6: relative sd of the sample sd sqrt(5/N)/2 = 0.8%.
+        tolerance = 5 * math.sqrt(5 / cells) / 2
+    assert sigma == pytest.approx(expected)
+    assert np.std(noisy - truth / n) == pytest.approx(expected, rel=tolerance)
+
+
+def test_mechanisms_get_the_planned_epsilon_and_sensitivity(monkeypatch):
+    calls = {"select": [], "measure": []}
+    real_select, real_measure = _mwem.exponential_mechanism, _mwem.gaussian_mechanism
+
+    def select(scores, sensitivity, epsilon, **kwargs):
+        calls["select"].append((sensitivity, epsilon))
+        return real_select(scores, sensitivity, epsilon, **kwargs)
+
+    def measure(value, sensitivity, **kwargs):
+        calls["measure"].append((sensitivity, kwargs["noise_multiplier"]))
+        return real_measure(value, sensitivity, **kwargs)
+
+    monkeypatch.setattr(_mwem, "exponential_mechanism", select)
+    monkeypatch.setattr(_mwem, "gaussian_mechanism", measure)
+    X = np.random.default_rng(0).integers(0, 3, size=(200, 3))
+    synth = PMWSynthesizer(n_rounds=4, categories=[[0, 1, 2]] * 3, random_state=0)
+    synth.fit(X)
+    plan = synth.privacy_plan_
+    assert calls["select"] == [(2 / 200, plan.select_epsilon)] * 4
+    assert calls["measure"] == [(math.sqrt(2), plan.noise_multiplier)] * (3 + 4)
+    assert synth.privacy_event_.events == plan.events
+
+    calls["select"].clear()
+    calls["measure"].clear()
+    queries = np.random.default_rng(1).uniform(size=(10, 27))
+    synth.set_params(workload=queries).fit(X)
+    assert calls["select"] == [(1 / 200, synth.privacy_plan_.select_epsilon)] * 4
+    assert calls["measure"] == [(1.0, synth.privacy_plan_.noise_multiplier)] * 4
+
+
+def test_one_charge_per_fit_and_refusal_leaves_no_model(monkeypatch):
+    budget = PrivacyBudget(1.0, 1e-6)
+    X = np.random.default_rng(0).integers(0, 2, size=(100, 3))
+    synth = PMWSynthesizer(
+        epsilon=0.9, delta=1e-7, categories=[[0, 1]] * 3, budget=budget, random_state=0
+    ).fit(X)
+    assert len(budget.ledger) == 1
+    assert isinstance(budget.ledger[0].event, ComposedEvent)
+    assert synth.epsilon_ <= 0.9 and synth.delta_ == 1e-7
+
+    def no_data_access(*args, **kwargs):
+        raise AssertionError("the data was used after a refused charge")
+
+    monkeypatch.setattr("skdp.synthesis._pmw.run_mwem", no_data_access)
+    with pytest.raises(BudgetExceededError):
+        synth.fit(X)
+    assert len(budget.ledger) == 1
+    assert not hasattr(synth, "model_") and not hasattr(synth, "epsilon_")
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"workload": [(0, "nope")]}, "Unknown column"),
+        ({"workload": [(0, 0)]}, "distinct columns"),
+        ({"workload": np.ones((3, 7))}, "cells"),
+        ({"workload": np.full((3, 8), 2.0)}, r"\[0, 1\]"),
+        ({"delta": 0.0}, "delta > 0"),
+    ],
+)
+def test_invalid_input_is_rejected_before_charging(params, match):
+    budget = PrivacyBudget(1.0, 1e-6)
+    X = np.random.default_rng(0).integers(0, 2, size=(30, 3))
+    synth = PMWSynthesizer(categories=[[0, 1]] * 3, budget=budget, **params)
+    with pytest.raises(ValueError, match=match):
+        synth.fit(X)
+    assert budget.ledger == []
+
+
+def test_laplace_fit_spends_no_delta():
+    X = np.random.default_rng(0).integers(0, 2, size=(50, 2))
+    synth = PMWSynthesizer(
+        noise="laplace", n_rounds=3, categories=[[0, 1]] * 2, random_state=0
+    ).fit(X)
+    assert synth.epsilon_ == pytest.approx(1.0) and synth.delta_ == 0.0
+    leaves = synth.privacy_event_.leaves()
+    assert {type(e) for e in leaves} == {LaplaceEvent, ExponentialMechanismEvent}
+
+
+def test_selection_never_offers_marginals_beyond_the_model_size():
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 10, size=(300, 5))
+    cap = 400
+    synth = PMWSynthesizer(
+        n_rounds=6, categories=[list(range(10))] * 5, max_model_size=cap, random_state=0
+    ).fit(X)
+    assert synth.model_.size <= cap
+    assert all(len(c) <= 2 for c in synth.selected_)
