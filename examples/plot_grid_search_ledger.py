@@ -22,22 +22,21 @@ import os
 
 import numpy as np
 from sklearn.model_selection import GridSearchCV, train_test_split
-from sklearn.preprocessing import normalize
+from sklearn.preprocessing import OneHotEncoder, normalize
 
 from skdp import DPLogisticRegression, PrivacyBudget
 from skdp.datasets import load_adult
 
 FAST = bool(os.environ.get("SKDP_EXAMPLES_FAST"))  # set by the test suite
 
-# Integer features only, scaled by public ranges, rows at unit L2 norm.
-adult = load_adult()
-columns = ["age", "education_num", "capital_gain", "capital_loss", "hr_per_week"]
-ranges = np.array([[0, 100], [1, 16], [0, 100_000], [0, 10_000], [0, 100]], float)
-values = np.clip(adult.data[columns].to_numpy(float), ranges[:, 0], ranges[:, 1])
-X = normalize((values - ranges[:, 0]) / (ranges[:, 1] - ranges[:, 0]))
-y = adult.target.to_numpy()
+# The discretized Adult data: every column is a code whose range (the
+# domain) is published with the data set. One-hot rows scaled to unit norm
+# make data_norm=1 a public bound.
+adult = load_adult(discretized=True, as_frame=False)
+domain = [range(adult.domain[c]) for c in adult.feature_names]
+X = normalize(OneHotEncoder(categories=domain).fit_transform(adult.data).toarray())
 X_train, X_test, y_train, y_test = train_test_split(
-    X, y, test_size=0.2, stratify=y, random_state=0
+    X, adult.target, test_size=0.2, stratify=adult.target, random_state=0
 )
 if FAST:
     X_train, y_train = X_train[:2000], y_train[:2000]
