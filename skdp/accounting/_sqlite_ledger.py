@@ -161,6 +161,7 @@ class SQLiteLedger:
     # -- connection --------------------------------------------------------
     def _reset_process_state(self):
         self._conn: sqlite3.Connection | None = None
+        self._file_identity: tuple[int, int] | None = None
         self._pid = os.getpid()
         self._lock = threading.RLock()
         self._cache: list[LedgerEntry] = []
@@ -255,6 +256,7 @@ class SQLiteLedger:
                 "(PrivacyBudget.from_ledger(path)) or start a new ledger file."
             )
         self._conn = conn
+        self._file_identity = self._current_identity()
         return meta["ledger_id"], limits
 
     def _process_lock(self) -> threading.RLock:
@@ -291,7 +293,34 @@ class SQLiteLedger:
                     + _fix_for(self.temporary)
                 )
             self._conn = conn
+            self._file_identity = self._current_identity()
         return self._conn
+
+    def _current_identity(self) -> tuple[int, int] | None:
+        """``(device, inode)`` of the file now at ``path``, None if missing."""
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return None
+        return info.st_dev, info.st_ino
+
+    def _check_still_at_path(self, conn: sqlite3.Connection) -> None:
+        """Refuse to write to a ledger file that was deleted or replaced.
+
+        An open connection keeps writing to an unlinked file; those spends
+        would be invisible to every later reader of the path, which would
+        see a fresh (or different) ledger and could overspend.
+        """
+        if self._current_identity() != self._file_identity:
+            conn.execute("ROLLBACK")
+            conn.close()
+            self._conn = None
+            raise LedgerError(
+                f"The privacy ledger at {self.path!r} was deleted or replaced "
+                "while this budget had it open; a spend written to the old file "
+                "would be lost, so nothing was recorded. Restore the ledger file "
+                "(or open the new one explicitly)."
+            )
 
     def close(self) -> None:
         """Close this process's connection (it reopens on the next use)."""
@@ -390,6 +419,7 @@ class SQLiteLedger:
                 ) from exc
             except sqlite3.Error as exc:
                 raise self._fail("write to", exc) from exc
+            self._check_still_at_path(conn)
             try:
                 entries = self._refresh(conn)
                 check([e.event for e in entries] + [event])

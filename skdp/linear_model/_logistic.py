@@ -117,7 +117,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         ``'gradient'`` only: constant step size on the averaged objective
         ``||w||^2 / (2 n C) + mean_i loss_i``. ``None`` means ``16 / R**2``,
         four times the classical ``1 / L`` for the logistic loss's
-        smoothness ``L = R**2 / 4``.
+        smoothness ``L = R**2 / 4``, capped at ``n C`` so that the
+        regulariser's step never overshoots (small ``n C``).
     max_grad_norm : float or None, default=None
         ``'gradient'`` only: clipping norm of one row's gradient (over all
         one-vs-rest models together). ``None`` means ``R sqrt(n_models) / 2``,
@@ -398,7 +399,9 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             clip = row_norm * math.sqrt(n_models) / 2.0
         learning_rate = self.learning_rate
         if learning_rate is None:
-            learning_rate = 16.0 / row_norm**2
+            # Capped at n C: a larger step makes the regulariser's term
+            # w / (n C) overshoot and the iterates diverge on small data.
+            learning_rate = min(16.0 / row_norm**2, n_samples * self.C)
         settings = {
             "sampling_rate": sampling_rate,
             "steps": steps,

@@ -47,7 +47,10 @@ def _as_output(noisy: np.ndarray, value):
 
 
 def _finite_array(value) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"value must be numeric: {error}") from None
     if not np.all(np.isfinite(arr)):
         raise ValueError("value must be finite (no NaN or infinity).")
     return arr
@@ -244,7 +247,13 @@ def l2_vector_noise(dimension, sensitivity, epsilon, *, random_state=None, label
     >>> b.shape, event.epsilon
     ((5,), 1.0)
     """
-    if isinstance(dimension, bool) or int(dimension) != dimension or dimension < 1:
+    if (
+        isinstance(dimension, bool)
+        or not isinstance(dimension, int | np.integer | float | np.floating)
+        or not math.isfinite(dimension)
+        or int(dimension) != dimension
+        or dimension < 1
+    ):
         raise ValueError(f"dimension must be an integer >= 1, got {dimension!r}.")
     dimension = int(dimension)
     sensitivity = _check_positive("sensitivity", sensitivity)
