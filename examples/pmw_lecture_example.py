@@ -1,4 +1,6 @@
-"""The lecture's worked example of private multiplicative weights, privately.
+"""
+The lecture's worked example of private multiplicative weights
+==============================================================
 
 Universe {0,1}^3 (8 cells), n = 100 rows drawn from
 [0.10, 0.05, 0.15, 0.10, 0.20, 0.08, 0.12, 0.20], 100 random linear queries

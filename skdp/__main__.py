@@ -1,40 +1,193 @@
-"""Command line: ``python -m skdp demo``."""
+"""Command line: ``python -m skdp demo`` and ``python -m skdp synthesize``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
+
+_SEED_HELP = (
+    "seed the noise: reproducible, for testing only; the default draws from "
+    "the operating system's secure generator"
+)
 
 
-def _demo(args) -> int:
+def _demo(args, parser) -> int:
     from ._demo import run_demo
 
-    run_demo(seed=args.seed, out=sys.stdout)
+    run_demo(
+        quick=args.quick,
+        seed=args.seed,
+        plot=None if args.no_plot else args.plot,
+    )
+    return 0
+
+
+def _synthesize(args, parser) -> int:
+    from ._synthesize_cli import CommandLineError, synthesize_csv
+
+    try:
+        synthesize_csv(
+            args.input,
+            args.out,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            n_samples=args.n_samples,
+            categorical=args.categorical,
+            categories=args.categories,
+            bounds=args.bounds,
+            n_bins=args.n_bins,
+            n_rounds=args.n_rounds,
+            seed=args.seed,
+            overwrite=args.overwrite,
+            strict=args.strict,
+            progress=sys.stderr,
+        )
+    except CommandLineError as error:
+        parser.error(str(error))
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m skdp``."""
+    from ._synthesize_cli import parse_bounds, parse_categories, positive_float
+
     parser = argparse.ArgumentParser(
         prog="python -m skdp",
         description="skdp: differential privacy that drops into scikit-learn.",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run the demo on the bundled data")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="command")
+
+    demo = sub.add_parser(
+        "demo",
+        help="private models and synthetic data on the bundled Adult data",
+        description=(
+            "Fit DPLogisticRegression with the three methods at several "
+            "epsilons and a PMWSynthesizer on the bundled UCI Adult data; print "
+            "a privacy-utility table and the budget's ledger; write a plot if "
+            "matplotlib is installed."
+        ),
+    )
+    demo.add_argument("--seed", type=int, default=None, help=_SEED_HELP)
     demo.add_argument(
-        "--seed",
+        "--quick",
+        action="store_true",
+        help="a reduced run (fewer epsilons, fewer rows) that takes seconds",
+    )
+    demo.add_argument(
+        "--plot",
+        default="skdp-demo.png",
+        metavar="PATH",
+        help="where to write the plot (default: %(default)s)",
+    )
+    demo.add_argument("--no-plot", action="store_true", help="do not draw the plot")
+    demo.set_defaults(func=_demo, subparser=demo)
+
+    synth = sub.add_parser(
+        "synthesize",
+        help="a differentially private synthetic copy of a CSV file",
+        description=(
+            "Read a CSV file with a header row, fit a PMWSynthesizer (MWEM) "
+            "with the given privacy budget and write synthetic rows with the "
+            "same columns to --out. Column names, column types (integer, "
+            "decimal or text), the number of rows and the declared categories "
+            "and bounds are treated as public; everything else is protected by "
+            "(epsilon, delta)-differential privacy under the replacement of "
+            "one row. A bound or category list that you do not give is read "
+            "from the data, with a PrivacyLeakWarning."
+        ),
+        epilog=(
+            "example: python -m skdp synthesize data.csv --epsilon 1 --out "
+            "synth.csv --bounds age=0:100 --categories sex=Female,Male"
+        ),
+    )
+    synth.add_argument("input", help="the CSV file to synthesize (first row: names)")
+    synth.add_argument(
+        "--epsilon", type=positive_float, required=True, help="privacy budget, > 0"
+    )
+    synth.add_argument(
+        "--out", required=True, metavar="PATH", help="where to write the synthetic CSV"
+    )
+    synth.add_argument(
+        "--delta",
+        type=float,
+        default=None,
+        help="delta, in [0, 1) (default: the synthesizer's default)",
+    )
+    synth.add_argument(
+        "--n-samples",
         type=int,
         default=None,
-        help="seed the noise (reproducible, for testing only; default: OS randomness)",
+        metavar="N",
+        help="number of synthetic rows (default: as many as the input)",
     )
-    demo.set_defaults(func=_demo)
+    synth.add_argument(
+        "--categorical",
+        nargs="+",
+        default=[],
+        metavar="COLUMN",
+        help="treat these columns as categorical even if they hold numbers",
+    )
+    synth.add_argument(
+        "--categories",
+        action="append",
+        type=parse_categories,
+        default=[],
+        metavar="COLUMN=A,B,...",
+        help="the public list of values of a categorical column (repeatable)",
+    )
+    synth.add_argument(
+        "--bounds",
+        action="append",
+        type=parse_bounds,
+        default=[],
+        metavar="COLUMN=LOW:HIGH",
+        help="the public range of a numeric column (repeatable); values "
+        "outside are clipped",
+    )
+    synth.add_argument(
+        "--n-bins",
+        type=int,
+        default=None,
+        metavar="N",
+        help="bins per numeric column (default: the synthesizer's default)",
+    )
+    synth.add_argument(
+        "--n-rounds",
+        type=int,
+        default=None,
+        metavar="N",
+        help="MWEM rounds (default: the synthesizer's default)",
+    )
+    synth.add_argument("--seed", type=int, default=None, help=_SEED_HELP)
+    synth.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace --out if it exists (the input is never overwritten)",
+    )
+    synth.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse to read any bound or category list from the data",
+    )
+    synth.set_defaults(func=_synthesize, subparser=synth)
     return parser
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+    """Run ``python -m skdp`` with ``argv`` (default: ``sys.argv[1:]``)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        return args.func(args, args.subparser)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Warnings as one line each on stderr, without a source line."""
+    print(f"{category.__name__}: {message}", file=sys.stderr if file is None else file)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from numbers import Real
 
@@ -326,14 +327,18 @@ class PrivacyBudget:
     def summary(self) -> str:
         """A human-readable table of the ledger and the composed total."""
         report = self.report()
+        entries = self.ledger
+        # The label column is as wide as the longest label, within 30..80.
+        width = min(max([30] + [len(entry.label) for entry in entries]), 80)
         lines = [
             f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g})",
-            f"{'#':>3}  {'label':<46} event",
+            f"{'#':>3}  {'label':<{width}} event",
         ]
-        for entry in self.ledger:
-            lines.append(
-                f"{entry.index:>3}  {entry.label[:46]:<46} {_short(entry.event)}"
-            )
+        for entry in entries:
+            label = entry.label
+            if len(label) > width:
+                label = label[: width - 3] + "..."
+            lines.append(f"{entry.index:>3}  {label:<{width}} {_short(entry.event)}")
         lines.append(
             f"spent: epsilon={report.epsilon:.6g}, delta={report.delta:.3g} "
             f"(composition: {report.method}); remaining: "
@@ -384,7 +389,10 @@ def _short(event: PrivacyEvent) -> str:
             continue
         value = getattr(event, f.name)
         if f.name == "events":
-            value = "[" + ", ".join(_short(e) for e in value) + "]"
+            # Composition does not depend on order: identical parts are
+            # shown once with their count.
+            counts = Counter(_short(e) for e in value)
+            value = "[" + ", ".join(_counted(k, c) for k, c in counts.items()) + "]"
         elif isinstance(value, PrivacyEvent):
             value = _short(value)
         elif value is None:
@@ -393,3 +401,7 @@ def _short(event: PrivacyEvent) -> str:
             value = f"{value:.6g}"
         parts.append(f"{f.name}={value}")
     return f"{type(event).__name__}({', '.join(parts)})"
+
+
+def _counted(text: str, count: int) -> str:
+    return text if count == 1 else f"{count} x {text}"

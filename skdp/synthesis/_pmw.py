@@ -464,7 +464,7 @@ class PMWSynthesizer(
 
         Returns
         -------
-        rows : ndarray or DataFrame of shape (n_samples, n_features_in_)
+        rows : ndarray or DataFrame of shape (n_samples, `n_features_in_`)
             A DataFrame with the input's columns and dtypes if the model was
             fitted on one (categories preserved), else an array (float64
             when every column is numeric). Numeric values are drawn
@@ -521,11 +521,11 @@ class PMWSynthesizer(
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features_in_)
+        X : array-like or DataFrame of shape (n_samples, `n_features_in_`)
 
         Returns
         -------
-        rows : ndarray or DataFrame of shape (n_samples, n_features_in_)
+        rows : ndarray or DataFrame of shape (n_samples, `n_features_in_`)
             As :meth:`sample` with the estimator's ``random_state``.
         """
         check_is_fitted(self, "model_")

@@ -1,0 +1,42 @@
+"""Every script in examples/ runs (shrunk), and so does the README's example."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_runs(path, tmp_path):
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("pandas")
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT),
+        SKDP_EXAMPLES_FAST="1",
+        MPLBACKEND="Agg",
+    )
+    completed = subprocess.run(
+        [sys.executable, str(path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+
+
+def test_readme_python_example_runs():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    lines = [line for line in code.splitlines() if line.strip()]
+    assert len(lines) <= 10
+    namespace = {"print": lambda *args, **kwargs: None}
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert len(namespace["budget"].ledger) == 3
