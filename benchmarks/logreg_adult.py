@@ -47,19 +47,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import train_test_split
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import MinMaxScaler, Normalizer, OneHotEncoder
 from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _adult_split import load_data  # noqa: E402 (benchmarks/ is on sys.path)
+
 from skdp import DPLogisticRegression
 
-DATA = ROOT.parent / "shared" / "data" / "adult" / "adult_clean.csv"
 EPSILONS = (0.05, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
 METHODS = ("objective", "output", "gradient")
 DIFFPRIVLIB_PYTHON = "/work/venvs/diffprivlib/bin/python"
@@ -89,40 +86,6 @@ for C in Cs:
                         "seconds": seconds})
 print(json.dumps(out))
 """
-
-
-def load_data():
-    """Preprocessed train/test split (rows of unit L2 norm)."""
-    if DATA.exists():
-        frame = pd.read_csv(DATA)
-    else:  # the same file, bundled with skdp
-        from skdp.datasets import load_adult
-
-        frame = load_adult(as_frame=True).frame
-    target = frame.columns[-1]
-    y = frame.pop(target).astype(str).str.strip().str.startswith(">").to_numpy()
-    y = y.astype(int)
-    numeric = list(frame.select_dtypes(include="number").columns)
-    categorical = [c for c in frame.columns if c not in numeric]
-    X_train, X_test, y_train, y_test = train_test_split(
-        frame, y, test_size=0.2, stratify=y, random_state=0
-    )
-    prep = make_pipeline(
-        ColumnTransformer(
-            [
-                (
-                    "categorical",
-                    OneHotEncoder(handle_unknown="ignore", sparse_output=False),
-                    categorical,
-                ),
-                ("numeric", MinMaxScaler(clip=True), numeric),
-            ]
-        ),
-        Normalizer(),
-    )
-    X_train = prep.fit_transform(X_train)
-    X_test = prep.transform(X_test)
-    return X_train, X_test, y_train, y_test
 
 
 def run_diffprivlib(python, data, seeds):

@@ -43,17 +43,15 @@ from pathlib import Path
 
 import numpy as np
 from scipy.stats import loguniform
-from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GridSearchCV, train_test_split
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import MinMaxScaler, Normalizer, OneHotEncoder
+from sklearn.model_selection import GridSearchCV
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _adult_split import load_data  # noqa: E402 (benchmarks/ is on sys.path)
+
 from skdp import PrivacyBudget
-from skdp.datasets import load_adult
 from skdp.linear_model import DPLogisticRegression
 from skdp.model_selection import PrivateSearchCV
 
@@ -68,32 +66,6 @@ LAWS = (
     ("geometric", {"stopping": "geometric"}),
     ("logarithmic", {"stopping": "truncated_negative_binomial", "shape": 0.0}),
 )
-
-
-def load_data():
-    """Preprocessed train/test split (rows of unit L2 norm)."""
-    # The bundled copy of ../shared/data/adult/adult_clean.csv (same rows).
-    frame, y = load_adult(as_frame=True, return_X_y=True)
-    y = np.asarray(y, dtype=int)
-    numeric = list(frame.select_dtypes(include="number").columns)
-    categorical = [c for c in frame.columns if c not in numeric]
-    X_train, X_test, y_train, y_test = train_test_split(
-        frame, y, test_size=0.2, stratify=y, random_state=0
-    )
-    prep = make_pipeline(
-        ColumnTransformer(
-            [
-                (
-                    "categorical",
-                    OneHotEncoder(handle_unknown="ignore", sparse_output=False),
-                    categorical,
-                ),
-                ("numeric", MinMaxScaler(clip=True), numeric),
-            ]
-        ),
-        Normalizer(),
-    )
-    return prep.fit_transform(X_train), prep.transform(X_test), y_train, y_test
 
 
 def private_model(**params):
