@@ -22,7 +22,7 @@ __all__ = ["PrivacyBudget"]
 _RELATIVE_SLACK = 1e-9
 
 
-def _check_limit(name: str, value, upper: float | None = None) -> float:
+def _check_limit(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a real number, got {value!r}.")
     value = float(value)
@@ -326,8 +326,10 @@ class PrivacyBudget:
 
     def summary(self) -> str:
         """A human-readable table of the ledger and the composed total."""
-        report = self.report()
+        # One read of the ledger, so the total matches the rows listed even
+        # while other processes spend into a shared ledger.
         entries = self.ledger
+        report = self.accountant.compose([e.event for e in entries], self.delta)
         # The label column is as wide as the longest label, within 30..80.
         width = min(max([30] + [len(entry.label) for entry in entries]), 80)
         lines = [
