@@ -13,7 +13,6 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import get_tags, indexable
 from sklearn.utils.metaestimators import available_if
 
-from ..accounting._accountant import RDPAccountant
 from ..accounting._budget import PrivacyBudget
 from ..accounting._events import (
     ComposedEvent,
@@ -584,9 +583,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
                 "budget itself and draws the trials' randomness."
             )
         law = self._stopping_law()
-        accountant = (
-            self.budget.accountant if self.budget is not None else RDPAccountant()
-        )
+        accountant = self._accountant()
 
         X, y = indexable(X, y)
         # Validate all rows the way the estimator would (a fit stopped at its

@@ -9,8 +9,6 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
-from ..accounting._accountant import RDPAccountant
-from ..accounting._budget import PrivacyBudget
 from ..accounting._events import ComposedEvent
 from ..utils._privacy import PrivateEstimatorMixin
 from ..utils._random import check_random_source
@@ -443,10 +441,6 @@ class PMWSynthesizer(
         self.model_ = model
         self.selected_ = selected
         return self
-
-    def _accountant(self):
-        budget: PrivacyBudget | None = self.budget
-        return budget.accountant if budget is not None else RDPAccountant()
 
     # -- outputs -------------------------------------------------------------------
 

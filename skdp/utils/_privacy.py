@@ -54,6 +54,11 @@ class PrivateEstimatorMixin:
 
     _privacy_attributes = ("privacy_event_", "epsilon_", "delta_", "budget_entry_")
 
+    def _accountant(self) -> RDPAccountant:
+        """The accountant of ``budget``, or a default one when there is none."""
+        budget: PrivacyBudget | None = getattr(self, "budget", None)
+        return budget.accountant if budget is not None else RDPAccountant()
+
     def _privacy_label(self) -> str:
         params = self.get_params(deep=False)
         shown = {
@@ -75,8 +80,7 @@ class PrivateEstimatorMixin:
         label = event.label or self._privacy_label()
         event = event.with_label(label)
         budget: PrivacyBudget | None = getattr(self, "budget", None)
-        accountant = budget.accountant if budget is not None else RDPAccountant()
-        epsilon_spent, delta_spent = accountant.epsilon_delta([event], delta)
+        epsilon_spent, delta_spent = self._accountant().epsilon_delta([event], delta)
         try:
             entry = budget.spend(event, label) if budget is not None else None
         except Exception:
