@@ -6,14 +6,13 @@ import math
 import warnings
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 
 from ..accounting._calibration import calibrate_gaussian_noise_multiplier
 from ..accounting._events import (
-    ComposedEvent,
     PoissonSubsampledGaussianEvent,
     PureDPEvent,
 )
@@ -147,6 +146,10 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         Newton steps per model, or the number of DP-SGD steps. For
         ``'objective'`` and ``'output'`` this solver diagnostic depends on
         the data and is not covered by the guarantee.
+    multi_class_ : {'ovr', 'multinomial'}
+        ``'multinomial'`` for ``'objective'`` with more than two classes (one
+        softmax model; :meth:`predict_proba` is its softmax), ``'ovr'``
+        otherwise.
     data_norm_ : float
         The row-norm bound used (``data_norm`` or the one read from data).
     noise_multiplier_, sampling_rate_, n_steps_ : float, float, int
@@ -170,24 +173,28 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     row*), for every method; ``n_samples`` is public.
     ``R`` is ``data_norm`` (with the intercept column counted,
     ``sqrt(data_norm**2 + intercept_scaling**2)``) and labels are coded
-    ``y in {-1, +1}``. Multiclass problems are one-vs-rest (one model per
-    class).
+    ``y in {-1, +1}``. With ``K > 2`` classes, ``'objective'`` fits one
+    multinomial model; ``'output'`` and ``'gradient'`` fit ``K``
+    one-vs-rest models and release them as one mechanism.
 
-    **objective** (CMS 2011, Algorithm 2 and Theorem 9, logistic loss with
-    ``c = 1/4``). Rescaling ``u = z / R`` (``||u|| <= 1``) and ``v = R w``
-    turns the objective into ``n C`` times CMS's with
-    ``Lambda = 1 / (n C R**2)``, so their
-    ``epsilon' = epsilon - log(1 + 2c/(n Lambda) + c**2/(n Lambda)**2)`` is
-    ``epsilon - 2 log(1 + c C R**2)`` (the curvature term scales with
-    ``R**2``). If that leaves less than ``0.9 epsilon`` for the noise, the
-    regularisation is raised to
-    ``alpha = c C R**2 / (exp(0.05 epsilon) - 1)`` (CMS's ``Delta``; their
-    Theorem 9 holds for any ``Delta >= 0``, Algorithm 2's own rule leaves
-    ``epsilon / 2``) and ``epsilon' = 0.9 epsilon``. The fit returns the
-    exact minimiser of ``alpha/2 ||w||^2 + C sum_i loss(y_i z_i.w) + C R b.w``
-    with ``b`` of density proportional to ``exp(-epsilon' ||b|| / 2)``:
-    epsilon-DP. With ``K > 2`` classes each of the ``K`` models gets
-    ``epsilon / K`` (basic composition).
+    **objective** (CMS 2011, Algorithm 2 and Theorem 9). The fit returns
+    the exact minimiser of ``alpha/2 ||W||^2 + C sum_i l(W; z_i, y_i) +
+    C R <b, W>``, with ``l`` the binary logistic loss (two classes) or the
+    multinomial softmax loss (``K > 2`` classes, one model for all classes,
+    ``multi_class_ == 'multinomial'``), and ``b`` of density proportional to
+    ``exp(-epsilon' ||b|| / Delta)``: ``Delta = 2`` (binary) or
+    ``2 sqrt(2)`` (softmax; ``b`` drawn in the ``(K - 1) d``-dimensional
+    subspace where the loss gradients live). The density of the output
+    changes by at most ``exp(epsilon')`` through the noise and by at most
+    ``(1 + beta C R**2 / alpha)**r`` through the Jacobian, with ``r = 1``,
+    ``beta = 1/4`` (binary) or ``r = K - 1``, ``beta = 1/K`` (softmax): so
+    ``epsilon = epsilon' + r log(1 + beta C R**2 / alpha)``, epsilon-DP for
+    all classes together. The curvature term scales with ``R**2``. ``alpha``
+    is 1 (scikit-learn's regularisation) while that leaves ``epsilon' >=
+    0.95 epsilon``, and is raised to leave exactly ``0.95 epsilon`` otherwise
+    (CMS's extra regularisation ``Delta``; their Algorithm 2 leaves
+    ``epsilon / 2``). The derivation is in
+    :func:`~skdp.linear_model._objective.objective_noise_scale`.
 
     **output** (CMS 2011, Algorithm 1 and Corollary 8). Replacing one row
     changes ``J(w) = 1/2 ||w||^2 + C sum_i loss`` by a function whose
@@ -383,10 +390,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     def _event(self, n_samples, n_models, delta, row_norm):
         """The privacy event of this fit, from public quantities only."""
         if self.method == "objective":
-            if n_models == 1:
-                return PureDPEvent(self.epsilon), {}
-            share = self.epsilon / n_models
-            return ComposedEvent(tuple(PureDPEvent(share) for _ in range(n_models))), {}
+            # One model for all classes (softmax loss when K > 2).
+            return PureDPEvent(self.epsilon), {}
         if self.method == "output":
             return output_event(self.epsilon, delta), {}
         sampling_rate = min(1.0, self.batch_size / n_samples)
@@ -439,7 +444,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         n_models = 1 if classes.size == 2 else classes.size
 
         event, settings = self._event(n_samples, n_models, delta, row_norm)
-        event_delta = 0.0 if isinstance(event, PureDPEvent | ComposedEvent) else delta
+        event_delta = 0.0 if isinstance(event, PureDPEvent) else delta
         self._charge_budget(event, delta=event_delta)
         if self.verbose:
             print(
@@ -464,6 +469,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
 
         self.classes_ = classes
         self.data_norm_ = bound
+        multinomial = self.method == "objective" and n_models > 1
+        self.multi_class_ = "multinomial" if multinomial else "ovr"
         self.n_iter_ = n_iter.astype(np.int32)
         self.coef_ = W[:, : X.shape[1]].copy()
         if intercept:
@@ -485,24 +492,23 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         return self._fit_exact(Z, Y, row_norm, delta, source)
 
     def _fit_exact(self, Z, Y, row_norm, delta, source):
-        """Objective or output perturbation, one Newton solve per model."""
-        n_models = Y.shape[1]
-        results, events = [], []
-        for k in range(n_models):
-            if self.method == "objective":
-                result, event = objective_perturbation(
-                    Z,
-                    Y[:, k],
-                    epsilon=self.epsilon / n_models,
-                    C=self.C,
-                    row_norm=row_norm,
-                    source=source,
-                    tol=self.tol,
-                    max_iter=self.max_iter,
-                )
-                events.append(event)
-            else:
-                result = minimize_logistic(
+        """Objective perturbation (one solve for all classes) or output
+        perturbation (one Newton solve per one-vs-rest model)."""
+        if self.method == "objective":
+            result, spent = objective_perturbation(
+                Z,
+                Y,
+                epsilon=self.epsilon,
+                C=self.C,
+                row_norm=row_norm,
+                source=source,
+                tol=self.tol,
+                max_iter=self.max_iter,
+            )
+            results = [result]
+        else:
+            results = [
+                minimize_logistic(
                     Z,
                     Y[:, k],
                     alpha=1.0,
@@ -510,7 +516,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                     tol=self.tol,
                     max_iter=self.max_iter,
                 )
-            results.append(result)
+                for k in range(Y.shape[1])
+            ]
         if not all(r.converged for r in results):
             warnings.warn(
                 "Newton's method did not reach tol within max_iter steps; the "
@@ -518,10 +525,10 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        W = np.stack([r.coef for r in results])
+        W = np.vstack([r.coef for r in results]).reshape(Y.shape[1], -1)
         n_iter = np.array([max(r.n_iter, 1) for r in results])
+        n_iter = np.broadcast_to(n_iter, Y.shape[1])
         if self.method == "objective":
-            spent = events[0] if n_models == 1 else ComposedEvent(tuple(events))
             return W, n_iter, spent
         W, spent = output_perturbation(
             W,
@@ -535,7 +542,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
 
     # -------------------------------------------------------------- predict
     def decision_function(self, X):
-        """Signed distance to the hyperplane, per one-vs-rest model.
+        """Score of each class: ``X coef_.T + intercept_``.
 
         Parameters
         ----------
@@ -567,7 +574,11 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         return self.classes_[np.argmax(scores, axis=1)]
 
     def predict_proba(self, X):
-        """Class probabilities (one-vs-rest scores normalised for K > 2).
+        """Class probabilities.
+
+        The softmax of the scores for a multinomial model
+        (``multi_class_ == 'multinomial'``), the one-vs-rest sigmoids
+        normalised to sum to one otherwise.
 
         Parameters
         ----------
@@ -581,6 +592,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         if scores.ndim == 1:
             positive = expit(scores)
             return np.column_stack([1.0 - positive, positive])
+        if self.multi_class_ == "multinomial":
+            return softmax(scores, axis=1)
         proba = expit(scores)
         return proba / proba.sum(axis=1, keepdims=True)
 

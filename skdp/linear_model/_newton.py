@@ -1,21 +1,23 @@
-"""Exact minimiser of the regularised logistic objective (damped Newton).
+"""Exact minimisers of the regularised logistic and softmax objectives.
 
 Objective and output perturbation are private only for the *exact*
 minimiser of a strongly convex objective, so both solve
 
 .. math::
 
-    J(w) = \\frac{\\alpha}{2} \\|w\\|^2 + C \\sum_i \\log(1 + e^{-y_i z_i^T w})
+    J(w) = \\frac{\\alpha}{2} \\|w\\|^2 + C \\sum_i \\ell(w; z_i, y_i)
            + b^T w
 
-to machine precision with Newton's method: a Cholesky solve of the Hessian
-``alpha I + C Z^T diag(p (1 - p)) Z`` per step and a backtracking
-(Armijo) line search, which makes the method globally convergent on this
-strongly convex function and quadratically convergent near the optimum.
-Once a step cuts the gradient norm ten-fold the Hessian is kept (its
-factor reused) until progress slows, and it is formed in single precision:
-neither changes the fixed point, which only the double-precision gradient
-determines.
+to machine precision with Newton's method, for the binary logistic loss
+``l = log(1 + exp(-y z.w))`` (:func:`minimize_logistic`) and for the
+multinomial (softmax) loss ``l = logsumexp(W z) - (W z)_y``
+(:func:`minimize_softmax`): a Cholesky solve of the Hessian per step and a
+backtracking (Armijo) line search, which makes the method globally
+convergent on these strongly convex functions and quadratically convergent
+near the optimum. Once a step cuts the gradient norm ten-fold the Hessian
+is kept (its factor reused) until progress slows, and it is formed in
+single precision: neither changes the fixed point, which only the
+double-precision gradient determines.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
-from scipy.special import expit
+from scipy.special import expit, logsumexp
 
-__all__ = ["NewtonResult", "minimize_logistic"]
+__all__ = ["NewtonResult", "minimize_logistic", "minimize_softmax"]
 
 # Armijo constant and step shrink factor of the backtracking line search.
 _ARMIJO = 1e-4
@@ -40,11 +42,11 @@ _REUSE_BELOW = 0.1
 
 @dataclass(frozen=True)
 class NewtonResult:
-    """Solution of :func:`minimize_logistic`.
+    """Solution of :func:`minimize_logistic` or :func:`minimize_softmax`.
 
     Attributes
     ----------
-    coef : ndarray of shape (d,)
+    coef : ndarray of shape (d,) or (n_classes, d)
     n_iter : int
         Newton steps taken.
     gradient_norm : float
@@ -61,23 +63,130 @@ class NewtonResult:
     converged: bool
 
 
-def _hessian_factor(Z32, p, alpha, C):
-    """Cholesky factor of ``alpha I + C Z^T diag(p (1 - p)) Z``.
+def _total(nonnegative_terms, linear_term):
+    """The objective's value and the magnitude of its rounding error's scale.
 
-    The product is formed in single precision (twice as fast); the Hessian
-    only steers the steps, while the gradient, hence the point the
-    iteration converges to, is computed in double precision.
+    The terms can cancel (the linear term is negative at the optimum), so
+    the rounding error of the value is relative to the sum of the terms'
+    magnitudes, not to the value.
     """
-    weighted = Z32 * np.sqrt(C * p * (1.0 - p)).astype(np.float32)[:, None]
-    hessian = (weighted.T @ weighted).astype(np.float64)
-    hessian.flat[:: hessian.shape[0] + 1] += alpha
-    return cho_factor(hessian, check_finite=False)
+    magnitude = sum(nonnegative_terms) + abs(linear_term)
+    return sum(nonnegative_terms) + linear_term, magnitude
 
 
-def _objective(w, Z, y, alpha, C, linear):
-    margins = y * (Z @ w)
-    loss = np.logaddexp(0.0, -margins).sum()
-    return 0.5 * alpha * (w @ w) + C * loss + linear @ w, margins
+class _LogisticProblem:
+    """``alpha/2 ||w||^2 + C sum log(1 + exp(-y_i z_i.w)) + linear.w``."""
+
+    def __init__(self, Z, y, alpha, C, linear):
+        self.Z, self.y, self.alpha, self.C, self.linear = Z, y, alpha, C, linear
+        self.Z32 = Z.astype(np.float32)
+        self.shape = (Z.shape[1],)
+
+    def value(self, w):
+        """``(J(w), sum of the terms' magnitudes, cache)``."""
+        margins = self.y * (self.Z @ w)
+        terms = (0.5 * self.alpha * (w @ w), self.C * np.logaddexp(0.0, -margins).sum())
+        return _total(terms, self.linear @ w) + (margins,)
+
+    def gradient(self, w, margins):
+        p = expit(-margins)  # = -dloss/dmargin, in (0, 1)
+        return self.alpha * w - self.C * (self.Z.T @ (self.y * p)) + self.linear
+
+    def hessian(self, w, margins):
+        """``alpha I + C Z^T diag(p (1 - p)) Z``, in single precision."""
+        p = expit(-margins)
+        weighted = (
+            self.Z32 * np.sqrt(self.C * p * (1.0 - p)).astype(np.float32)[:, None]
+        )
+        hessian = (weighted.T @ weighted).astype(np.float64)
+        hessian.flat[:: hessian.shape[0] + 1] += self.alpha
+        return hessian
+
+
+class _SoftmaxProblem:
+    """``alpha/2 ||W||^2 + C sum (logsumexp(W z_i) - (W z_i)_{y_i}) + <linear, W>``.
+
+    ``W`` has shape ``(K, d)`` and is handled raveled (row-major).
+    """
+
+    def __init__(self, Z, Y, alpha, C, linear):
+        self.Z, self.Y, self.alpha, self.C = Z, Y, alpha, C
+        self.linear = linear.ravel()
+        self.Z32 = Z.astype(np.float32)
+        self.shape = (Y.shape[1], Z.shape[1])
+
+    def value(self, w):
+        """``(J(w), sum of the terms' magnitudes, cache)``."""
+        logits = self.Z @ w.reshape(self.shape).T
+        log_norm = logsumexp(logits, axis=1)
+        loss = (log_norm - (logits * self.Y).sum(axis=1)).sum()
+        terms = (0.5 * self.alpha * (w @ w), self.C * loss)
+        return _total(terms, self.linear @ w) + (np.exp(logits - log_norm[:, None]),)
+
+    def gradient(self, w, proba):
+        return (
+            self.alpha * w
+            + self.C * ((proba - self.Y).T @ self.Z).ravel()
+            + self.linear
+        )
+
+    def hessian(self, w, proba):
+        """``alpha I + C sum_i (diag(p_i) - p_i p_i^T) kron z_i z_i^T``."""
+        K, d = self.shape
+        hessian = np.empty((K * d, K * d))
+        C_proba = (self.C * proba).astype(np.float32)
+        for k in range(K):
+            for m in range(k, K):
+                weights = C_proba[:, k] * ((k == m) - proba[:, m].astype(np.float32))
+                block = (self.Z32.T @ (self.Z32 * weights[:, None])).astype(np.float64)
+                hessian[k * d : (k + 1) * d, m * d : (m + 1) * d] = block
+                hessian[m * d : (m + 1) * d, k * d : (k + 1) * d] = block.T
+        hessian.flat[:: K * d + 1] += self.alpha
+        return hessian
+
+
+def _damped_newton(problem, threshold, max_iter) -> NewtonResult:
+    """Damped Newton from zero until ``||gradient|| <= threshold``."""
+    w = np.zeros(int(np.prod(problem.shape)))
+    value, magnitude, cache = problem.value(w)
+    gradient_norm = previous_norm = np.inf
+    factor = None
+    for n_iter in range(max_iter + 1):
+        gradient = problem.gradient(w, cache)
+        gradient_norm = float(np.linalg.norm(gradient))
+        if gradient_norm <= threshold or n_iter == max_iter:
+            break
+        if factor is None or gradient_norm > _REUSE_BELOW * previous_norm:
+            factor = cho_factor(problem.hessian(w, cache), check_finite=False)
+        previous_norm = gradient_norm
+        step = -cho_solve(factor, gradient)
+        slope = gradient @ step
+        size = 1.0
+        for _ in range(_MAX_HALVINGS):
+            candidate = w + size * step
+            new_value, new_magnitude, new_cache = problem.value(candidate)
+            # Allow rounding error in the comparison at the optimum.
+            slack = _ROUNDING * magnitude
+            if new_value <= value + _ARMIJO * size * slope + slack:
+                break
+            size *= _SHRINK
+        else:
+            # No decrease representable in floating point: at the optimum.
+            break
+        if np.array_equal(candidate, w):
+            break  # the step vanished in rounding: at the optimum
+        w, value, magnitude, cache = candidate, new_value, new_magnitude, new_cache
+    return NewtonResult(
+        coef=w.reshape(problem.shape),
+        n_iter=n_iter,
+        gradient_norm=gradient_norm,
+        converged=bool(gradient_norm <= threshold),
+    )
+
+
+def _threshold(Z, alpha, C, tol):
+    """``tol`` relative to the scale of the gradient's terms."""
+    return tol * (alpha + C * np.linalg.norm(Z, axis=1).sum())
 
 
 def minimize_logistic(
@@ -123,42 +232,60 @@ def minimize_logistic(
     >>> res.converged, res.gradient_norm < 1e-9
     (True, True)
     """
-    n, d = Z.shape
     y = np.asarray(y, dtype=float)
-    linear = np.zeros(d) if linear is None else np.asarray(linear, dtype=float)
-    threshold = tol * (alpha + C * np.linalg.norm(Z, axis=1).sum())
-    w = np.zeros(d)
-    value, margins = _objective(w, Z, y, alpha, C, linear)
-    gradient_norm = previous_norm = np.inf
-    factor = None
-    Z32 = Z.astype(np.float32)
-    for n_iter in range(max_iter + 1):
-        p = expit(-margins)  # = -dloss/dmargin, in (0, 1)
-        gradient = alpha * w - C * (Z.T @ (y * p)) + linear
-        gradient_norm = float(np.linalg.norm(gradient))
-        if gradient_norm <= threshold or n_iter == max_iter:
-            break
-        if factor is None or gradient_norm > _REUSE_BELOW * previous_norm:
-            factor = _hessian_factor(Z32, p, alpha, C)
-        previous_norm = gradient_norm
-        step = -cho_solve(factor, gradient)
-        slope = gradient @ step
-        size = 1.0
-        for _ in range(_MAX_HALVINGS):
-            candidate = w + size * step
-            new_value, new_margins = _objective(candidate, Z, y, alpha, C, linear)
-            # Allow rounding error in the comparison at the optimum.
-            slack = _ROUNDING * abs(value)
-            if new_value <= value + _ARMIJO * size * slope + slack:
-                break
-            size *= _SHRINK
-        else:
-            # No decrease representable in floating point: at the optimum.
-            break
-        w, value, margins = candidate, new_value, new_margins
-    return NewtonResult(
-        coef=w,
-        n_iter=n_iter,
-        gradient_norm=gradient_norm,
-        converged=bool(gradient_norm <= threshold),
-    )
+    linear = np.zeros(Z.shape[1]) if linear is None else np.asarray(linear, dtype=float)
+    problem = _LogisticProblem(Z, y, alpha, C, linear)
+    return _damped_newton(problem, _threshold(Z, alpha, C, tol), max_iter)
+
+
+def minimize_softmax(
+    Z: np.ndarray,
+    Y: np.ndarray,
+    *,
+    alpha: float,
+    C: float,
+    linear: np.ndarray | None = None,
+    tol: float = 1e-12,
+    max_iter: int = 100,
+) -> NewtonResult:
+    """Minimise ``alpha/2 ||W||^2 + C sum_i softmax_loss(W z_i, y_i) + <linear, W>``.
+
+    The multinomial logistic (cross-entropy) loss with one coefficient row
+    per class, all regularised (the symmetric parameterisation).
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, d)
+        Rows ``z_i`` (intercept column already appended if wanted).
+    Y : ndarray of shape (n, K)
+        One-hot labels.
+    alpha : float
+        Strong convexity of the regulariser, > 0.
+    C : float
+        Weight of the summed loss, > 0.
+    linear : ndarray of shape (K, d), optional
+        The linear (perturbation) term; zero if omitted.
+    tol : float, default=1e-12
+        Stop when ``||grad J||_F <= tol * (alpha + C * sum_i ||z_i||)``.
+    max_iter : int, default=100
+        Maximum number of Newton steps.
+
+    Returns
+    -------
+    NewtonResult
+        ``coef`` has shape ``(K, d)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.linear_model._newton import minimize_softmax
+    >>> Z = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [0.9, 0.1]])
+    >>> res = minimize_softmax(Z, np.eye(3)[[0, 1, 2, 0]], alpha=1.0, C=1.0)
+    >>> res.coef.shape, res.converged
+    ((3, 2), True)
+    """
+    Y = np.asarray(Y, dtype=float)
+    shape = (Y.shape[1], Z.shape[1])
+    linear = np.zeros(shape) if linear is None else np.asarray(linear, dtype=float)
+    problem = _SoftmaxProblem(Z, Y, alpha, C, linear)
+    return _damped_newton(problem, _threshold(Z, alpha, C, tol), max_iter)
