@@ -143,7 +143,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Only when ``X`` has string feature names.
     n_iter_ : ndarray of shape (n_models,)
-        Newton steps per model, or the number of DP-SGD steps. For
+        Newton steps per model (for a multinomial model, its one solve's
+        steps, repeated per class), or the number of DP-SGD steps. For
         ``'objective'`` and ``'output'`` this solver diagnostic depends on
         the data and is not covered by the guarantee.
     multi_class_ : {'ovr', 'multinomial'}
