@@ -30,7 +30,7 @@ from ..utils._sklearn_compat import (
     validate_data,
 )
 from ._dpsgd import dpsgd_logistic
-from ._newton import minimize_logistic
+from ._newton import minimize_loss
 from ._objective import objective_perturbation
 from ._output import output_event, output_perturbation
 
@@ -148,9 +148,9 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         ``'objective'`` and ``'output'`` this solver diagnostic depends on
         the data and is not covered by the guarantee.
     multi_class_ : {'ovr', 'multinomial'}
-        ``'multinomial'`` for ``'objective'`` with more than two classes (one
-        softmax model; :meth:`predict_proba` is its softmax), ``'ovr'``
-        otherwise.
+        ``'multinomial'`` for ``'objective'`` and ``'output'`` with more than
+        two classes (one softmax model; :meth:`predict_proba` is its
+        softmax), ``'ovr'`` otherwise.
     data_norm_ : float
         The row-norm bound used (``data_norm`` or the one read from data).
     noise_multiplier_, sampling_rate_, n_steps_ : float, float, int
@@ -174,9 +174,10 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     row*), for every method; ``n_samples`` is public.
     ``R`` is ``data_norm`` (with the intercept column counted,
     ``sqrt(data_norm**2 + intercept_scaling**2)``) and labels are coded
-    ``y in {-1, +1}``. With ``K > 2`` classes, ``'objective'`` fits one
-    multinomial model; ``'output'`` and ``'gradient'`` fit ``K``
-    one-vs-rest models and release them as one mechanism.
+    ``y in {-1, +1}``. With ``K > 2`` classes, ``'objective'`` and
+    ``'output'`` fit one multinomial (softmax) model with all coefficients
+    regularised; ``'gradient'`` fits ``K`` one-vs-rest models and releases
+    them as one mechanism. Either way one fit is one event.
 
     **objective** (CMS 2011, Algorithm 2 and Theorem 9). The fit returns
     the exact minimiser of ``alpha/2 ||W||^2 + C sum_i l(W; z_i, y_i) +
@@ -201,9 +202,13 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     changes ``J(w) = 1/2 ||w||^2 + C sum_i loss`` by a function whose
     gradient has norm at most ``C (||z_i|| + ||z'_i||) <= 2 C R`` (the
     logistic loss is 1-Lipschitz in the margin); ``J`` is 1-strongly
-    convex, so the minimiser moves by at most ``2 C R`` (CMS Lemma 7). The
-    ``K`` one-vs-rest minimisers, stacked, have L2 sensitivity
-    ``2 C R sqrt(K)``. Noise of density proportional to
+    convex, so the minimiser moves by at most ``Delta = 2 C R`` (CMS
+    Lemma 7). The softmax loss's gradient has norm at most ``sqrt(2) R``,
+    so a multinomial minimiser moves by at most ``Delta = 2 sqrt(2) C R``,
+    within the ``(K - 1) d``-dimensional subspace where such minimisers
+    lie; the noise is drawn in that subspace
+    (:func:`~skdp.linear_model._output.output_perturbation`). Noise of
+    density proportional to
     ``exp(-epsilon ||b|| / Delta)`` gives epsilon-DP; with ``delta > 0``,
     Gaussian noise calibrated by the analytic Gaussian mechanism (Balle &
     Wang 2018, Theorem 8) gives (epsilon, delta)-DP.
@@ -470,7 +475,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
 
         self.classes_ = classes
         self.data_norm_ = bound
-        multinomial = self.method == "objective" and n_models > 1
+        multinomial = self.method != "gradient" and n_models > 1
         self.multi_class_ = "multinomial" if multinomial else "ovr"
         self.n_iter_ = n_iter.astype(np.int32)
         self.coef_ = W[:, : X.shape[1]].copy()
@@ -493,8 +498,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         return self._fit_exact(Z, Y, row_norm, delta, source)
 
     def _fit_exact(self, Z, Y, row_norm, delta, source):
-        """Objective perturbation (one solve for all classes) or output
-        perturbation (one Newton solve per one-vs-rest model)."""
+        """Objective or output perturbation: one exact Newton solve, of the
+        binary logistic loss or (``K > 2`` classes) of the softmax loss."""
         if self.method == "objective":
             result, spent = objective_perturbation(
                 Z,
@@ -506,33 +511,22 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 tol=self.tol,
                 max_iter=self.max_iter,
             )
-            results = [result]
         else:
-            results = [
-                minimize_logistic(
-                    Z,
-                    Y[:, k],
-                    alpha=1.0,
-                    C=self.C,
-                    tol=self.tol,
-                    max_iter=self.max_iter,
-                )
-                for k in range(Y.shape[1])
-            ]
-        if not all(r.converged for r in results):
+            result = minimize_loss(
+                Z, Y, alpha=1.0, C=self.C, tol=self.tol, max_iter=self.max_iter
+            )
+        if not result.converged:
             warnings.warn(
                 "Newton's method did not reach tol within max_iter steps; the "
                 "privacy proof assumes the exact minimiser. Increase max_iter.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        W = np.vstack([r.coef for r in results]).reshape(Y.shape[1], -1)
-        n_iter = np.array([max(r.n_iter, 1) for r in results])
-        n_iter = np.broadcast_to(n_iter, Y.shape[1])
+        n_iter = np.full(Y.shape[1], max(result.n_iter, 1))
         if self.method == "objective":
-            return W, n_iter, spent
+            return result.coef, n_iter, spent
         W, spent = output_perturbation(
-            W,
+            result.coef,
             epsilon=self.epsilon,
             delta=delta,
             C=self.C,

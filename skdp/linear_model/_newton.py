@@ -22,13 +22,13 @@ double-precision gradient determines.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import expit, logsumexp
 
-__all__ = ["NewtonResult", "minimize_logistic", "minimize_softmax"]
+__all__ = ["NewtonResult", "minimize_logistic", "minimize_loss", "minimize_softmax"]
 
 # Armijo constant and step shrink factor of the backtracking line search.
 _ARMIJO = 1e-4
@@ -289,3 +289,62 @@ def minimize_softmax(
     linear = np.zeros(shape) if linear is None else np.asarray(linear, dtype=float)
     problem = _SoftmaxProblem(Z, Y, alpha, C, linear)
     return _damped_newton(problem, _threshold(Z, alpha, C, tol), max_iter)
+
+
+def minimize_loss(
+    Z: np.ndarray,
+    Y: np.ndarray,
+    *,
+    alpha: float,
+    C: float,
+    linear: np.ndarray | None = None,
+    tol: float = 1e-12,
+    max_iter: int = 100,
+) -> NewtonResult:
+    """The binary logistic or the softmax minimiser, by the shape of ``Y``.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, d)
+    Y : ndarray of shape (n, 1) or (n, K)
+        One column of labels in ``{-1, +1}`` (binary logistic loss), or
+        ``K >= 3`` columns with ``Y[i, k] = +1`` if row ``i`` is in class
+        ``k`` and -1 otherwise (softmax loss).
+    alpha, C, tol, max_iter :
+        As in :func:`minimize_logistic`.
+    linear : ndarray of shape (1, d) or (K, d), optional
+        The linear (perturbation) term; zero if omitted.
+
+    Returns
+    -------
+    NewtonResult
+        ``coef`` has shape ``(1, d)`` or ``(K, d)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.linear_model._newton import minimize_loss
+    >>> Z = np.array([[1.0, 1.0], [-1.0, 1.0], [0.5, 1.0]])
+    >>> minimize_loss(Z, np.array([[1.0], [-1.0], [1.0]]), alpha=1.0, C=1.0).coef.shape
+    (1, 2)
+    """
+    if Y.shape[1] > 1:
+        return minimize_softmax(
+            Z,
+            (Y > 0).astype(float),
+            alpha=alpha,
+            C=C,
+            linear=linear,
+            tol=tol,
+            max_iter=max_iter,
+        )
+    result = minimize_logistic(
+        Z,
+        Y[:, 0],
+        alpha=alpha,
+        C=C,
+        linear=None if linear is None else np.ravel(linear),
+        tol=tol,
+        max_iter=max_iter,
+    )
+    return replace(result, coef=result.coef[None, :])

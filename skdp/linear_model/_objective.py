@@ -16,7 +16,7 @@ from scipy.linalg import helmert
 
 from ..accounting._events import PureDPEvent
 from ..mechanisms import l2_vector_noise
-from ._newton import NewtonResult, minimize_logistic, minimize_softmax
+from ._newton import NewtonResult, minimize_loss
 
 __all__ = [
     "LOGISTIC_CURVATURE",
@@ -197,7 +197,7 @@ def objective_perturbation(
     -------
     result : NewtonResult
         The minimiser of ``alpha/2 ||W||^2 + C sum_i l(W; z_i, y_i) +
-        C R <B, W>``; ``coef`` has shape ``(d,)`` for binary labels and
+        C R <B, W>``; ``coef`` has shape ``(1, d)`` for binary labels and
         ``(K, d)`` otherwise.
     event : PureDPEvent
         ``PureDPEvent(epsilon)``, for all classes together.
@@ -234,25 +234,14 @@ def objective_perturbation(
     """
     d = Z.shape[1]
     Y = np.asarray(Y, dtype=float)
-    if Y.ndim == 2 and Y.shape[1] == 1:
-        Y = Y[:, 0]
-    n_classes = 2 if Y.ndim == 1 else Y.shape[1]
+    Y = Y[:, None] if Y.ndim == 1 else Y
+    n_classes = max(2, Y.shape[1])
     rank, _, sensitivity = objective_geometry(n_classes)
     epsilon_noise, alpha = objective_noise_scale(epsilon, C, row_norm, n_classes)
     b, _ = l2_vector_noise(rank * d, sensitivity, epsilon_noise, random_state=source)
-    if n_classes == 2:
-        result = minimize_logistic(
-            Z, Y, alpha=alpha, C=C, linear=C * row_norm * b, tol=tol, max_iter=max_iter
-        )
-    else:
-        B = helmert(n_classes).T @ b.reshape(rank, d)
-        result = minimize_softmax(
-            Z,
-            (Y > 0).astype(float),
-            alpha=alpha,
-            C=C,
-            linear=C * row_norm * B,
-            tol=tol,
-            max_iter=max_iter,
-        )
+    b = b.reshape(rank, d)
+    B = b if n_classes == 2 else helmert(n_classes).T @ b
+    result = minimize_loss(
+        Z, Y, alpha=alpha, C=C, linear=C * row_norm * B, tol=tol, max_iter=max_iter
+    )
     return result, PureDPEvent(epsilon)

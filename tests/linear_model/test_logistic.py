@@ -109,9 +109,13 @@ def test_multiclass_models_are_released_as_one_mechanism():
     )
     # output and gradient: the three models are released together.
     output = DPLogisticRegression(method="output", **params).fit(X, y)
-    assert output.privacy_event_.epsilon == 1.0 and output.multi_class_ == "ovr"
+    assert output.privacy_event_.epsilon == 1.0
+    assert output.multi_class_ == "multinomial"
+    # A multinomial model's rows sum to zero, noise included.
+    np.testing.assert_allclose(output.coef_.sum(axis=0), 0.0, atol=1e-9)
     gradient = DPLogisticRegression(**params).fit(X, y)
     assert gradient.epsilon_ == pytest.approx(1.0, rel=1e-3)
+    assert gradient.multi_class_ == "ovr"
     for clf in (objective, gradient):
         assert clf.coef_.shape == (3, 2) and clf.intercept_.shape == (3,)
         # Well-separated classes; the noise-free model scores ~0.97.

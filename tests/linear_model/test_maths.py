@@ -108,7 +108,7 @@ def test_objective_noise_has_the_calibrated_norm():
         result, _ = objective_perturbation(
             Z, y, epsilon=1.0, C=C, row_norm=R, source=source, tol=1e-12, max_iter=100
         )
-        w = result.coef
+        w = result.coef[0]
         slope = -expit(-y * (Z @ w))
         b = -(alpha * w + C * Z.T @ (slope * y)) / (C * R)
         norms.append(np.linalg.norm(b))
@@ -134,6 +134,43 @@ def test_output_sensitivity_bounds_the_change_of_the_minimiser():
             worst = max(worst, np.linalg.norm(w - w2))
         assert worst <= bound * (1 + 1e-9)
         assert worst >= bound / 10  # not vacuous
+
+
+def test_softmax_output_sensitivity_bounds_the_change_of_the_minimiser():
+    rng = np.random.default_rng(16)
+    d, n, K = 3, 10, 3
+    # Small C R^2 keeps the model near 0 where ||p - e_y|| is largest; with
+    # a larger one the fit saturates and the change is far below the bound.
+    for C, R in [(1.0, 1.0), (0.1, 1.0)]:
+        bound = output_sensitivity(C, R, n_classes=K)
+        worst = 0.0
+        for _ in range(40):
+            Z = _rows(rng, n, d, R)
+            labels = rng.integers(0, K, size=n)
+            Z2, labels2 = Z.copy(), labels.copy()
+            Z2[0], labels2[0] = -Z[0], (labels[0] + 1) % K
+            W = minimize_softmax(Z, np.eye(K)[labels], alpha=1.0, C=C, tol=1e-13)
+            W2 = minimize_softmax(Z2, np.eye(K)[labels2], alpha=1.0, C=C, tol=1e-13)
+            worst = max(worst, np.linalg.norm(W.coef - W2.coef))
+        assert worst <= bound * (1 + 1e-9)
+        assert worst >= bound / 10  # not vacuous
+
+
+def test_softmax_output_noise_lies_in_s_with_the_calibrated_norm():
+    K, d, C, R, epsilon = 3, 4, 0.5, 2.0, 2.0
+    sensitivity = output_sensitivity(C, R, n_classes=K)
+    source = check_random_source(17)
+    norms = []
+    for _ in range(400):
+        noisy, event = output_perturbation(
+            np.zeros((K, d)), epsilon=epsilon, delta=0.0, C=C, row_norm=R, source=source
+        )
+        np.testing.assert_allclose(noisy.sum(axis=0), 0.0, atol=1e-12)
+        norms.append(np.linalg.norm(noisy))
+    # Gamma((K - 1) d, sensitivity / epsilon): 4 standard errors over 400.
+    dim = (K - 1) * d
+    mean, sd = dim * sensitivity / epsilon, math.sqrt(dim) * sensitivity / epsilon
+    assert abs(np.mean(norms) - mean) <= 4 * sd / math.sqrt(400)
 
 
 def test_output_noise_norm_matches_the_vector_density():
