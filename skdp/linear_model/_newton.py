@@ -8,15 +8,15 @@ minimiser of a strongly convex objective, so both solve
     J(w) = \\frac{\\alpha}{2} \\|w\\|^2 + C \\sum_i \\ell(w; z_i, y_i)
            + b^T w
 
-to machine precision with Newton's method, for the binary logistic loss
-``l = log(1 + exp(-y z.w))`` (:func:`minimize_logistic`) and for the
-multinomial (softmax) loss ``l = logsumexp(W z) - (W z)_y``
-(:func:`minimize_softmax`): a Cholesky solve of the Hessian per step and a
-backtracking (Armijo) line search, which makes the method globally
-convergent on these strongly convex functions and quadratically convergent
-near the optimum. Once a step cuts the gradient norm ten-fold the Hessian
-is kept (its factor reused) until progress slows, and it is formed in
-single precision: neither changes the fixed point, which only the
+to machine precision with Newton's method (:func:`minimize_loss`), for the
+binary logistic loss ``l = log(1 + exp(-y z.w))`` and for the multinomial
+(softmax) loss ``l = logsumexp(W z) - (W z)_y``: a Cholesky solve of the
+Hessian per step and a backtracking (Armijo) line search, which makes the
+method globally convergent on these strongly convex functions and
+quadratically convergent near the optimum. Once a step cuts the gradient
+norm ten-fold the Hessian is kept (its factor reused) until progress slows,
+and it is formed in single precision: neither changes the fixed point,
+which only the
 double-precision gradient determines.
 """
 
@@ -28,7 +28,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import expit, logsumexp
 
-__all__ = ["NewtonResult", "minimize_logistic", "minimize_loss", "minimize_softmax"]
+__all__ = ["NewtonResult", "minimize_loss"]
 
 # Armijo constant and step shrink factor of the backtracking line search.
 _ARMIJO = 1e-4
@@ -42,7 +42,7 @@ _REUSE_BELOW = 0.1
 
 @dataclass(frozen=True)
 class NewtonResult:
-    """Solution of :func:`minimize_logistic` or :func:`minimize_softmax`.
+    """Solution of :func:`minimize_loss`.
 
     Attributes
     ----------
@@ -184,113 +184,6 @@ def _damped_newton(problem, threshold, max_iter) -> NewtonResult:
     )
 
 
-def _threshold(Z, alpha, C, tol):
-    """``tol`` relative to the scale of the gradient's terms."""
-    return tol * (alpha + C * np.linalg.norm(Z, axis=1).sum())
-
-
-def minimize_logistic(
-    Z: np.ndarray,
-    y: np.ndarray,
-    *,
-    alpha: float,
-    C: float,
-    linear: np.ndarray | None = None,
-    tol: float = 1e-12,
-    max_iter: int = 100,
-) -> NewtonResult:
-    """Minimise ``alpha/2 ||w||^2 + C sum log(1 + exp(-y z.w)) + linear.w``.
-
-    Parameters
-    ----------
-    Z : ndarray of shape (n, d)
-        Rows ``z_i`` (intercept column already appended if wanted).
-    y : ndarray of shape (n,)
-        Labels in ``{-1, +1}``.
-    alpha : float
-        Strong convexity of the regulariser, > 0.
-    C : float
-        Weight of the summed loss, > 0.
-    linear : ndarray of shape (d,), optional
-        The linear (perturbation) term ``b``; zero if omitted.
-    tol : float, default=1e-12
-        Stop when ``||grad J||_2 <= tol * (alpha + C * sum_i ||z_i||)``,
-        i.e. relative to the scale of the gradient's terms.
-    max_iter : int, default=100
-        Maximum number of Newton steps.
-
-    Returns
-    -------
-    NewtonResult
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skdp.linear_model._newton import minimize_logistic
-    >>> Z = np.array([[1.0, 1.0], [-1.0, 1.0], [0.5, 1.0]])
-    >>> res = minimize_logistic(Z, np.array([1, -1, 1]), alpha=1.0, C=1.0)
-    >>> res.converged, res.gradient_norm < 1e-9
-    (True, True)
-    """
-    y = np.asarray(y, dtype=float)
-    linear = np.zeros(Z.shape[1]) if linear is None else np.asarray(linear, dtype=float)
-    problem = _LogisticProblem(Z, y, alpha, C, linear)
-    return _damped_newton(problem, _threshold(Z, alpha, C, tol), max_iter)
-
-
-def minimize_softmax(
-    Z: np.ndarray,
-    Y: np.ndarray,
-    *,
-    alpha: float,
-    C: float,
-    linear: np.ndarray | None = None,
-    tol: float = 1e-12,
-    max_iter: int = 100,
-) -> NewtonResult:
-    """Minimise ``alpha/2 ||W||^2 + C sum_i softmax_loss(W z_i, y_i) + <linear, W>``.
-
-    The multinomial logistic (cross-entropy) loss with one coefficient row
-    per class, all regularised (the symmetric parameterisation).
-
-    Parameters
-    ----------
-    Z : ndarray of shape (n, d)
-        Rows ``z_i`` (intercept column already appended if wanted).
-    Y : ndarray of shape (n, K)
-        One-hot labels.
-    alpha : float
-        Strong convexity of the regulariser, > 0.
-    C : float
-        Weight of the summed loss, > 0.
-    linear : ndarray of shape (K, d), optional
-        The linear (perturbation) term; zero if omitted.
-    tol : float, default=1e-12
-        Stop when ``||grad J||_F <= tol * (alpha + C * sum_i ||z_i||)``.
-    max_iter : int, default=100
-        Maximum number of Newton steps.
-
-    Returns
-    -------
-    NewtonResult
-        ``coef`` has shape ``(K, d)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skdp.linear_model._newton import minimize_softmax
-    >>> Z = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [0.9, 0.1]])
-    >>> res = minimize_softmax(Z, np.eye(3)[[0, 1, 2, 0]], alpha=1.0, C=1.0)
-    >>> res.coef.shape, res.converged
-    ((3, 2), True)
-    """
-    Y = np.asarray(Y, dtype=float)
-    shape = (Y.shape[1], Z.shape[1])
-    linear = np.zeros(shape) if linear is None else np.asarray(linear, dtype=float)
-    problem = _SoftmaxProblem(Z, Y, alpha, C, linear)
-    return _damped_newton(problem, _threshold(Z, alpha, C, tol), max_iter)
-
-
 def minimize_loss(
     Z: np.ndarray,
     Y: np.ndarray,
@@ -301,50 +194,61 @@ def minimize_loss(
     tol: float = 1e-12,
     max_iter: int = 100,
 ) -> NewtonResult:
-    """The binary logistic or the softmax minimiser, by the shape of ``Y``.
+    """Minimise ``alpha/2 ||W||^2 + C sum_i loss(W; z_i, y_i) + <linear, W>``.
+
+    The binary logistic loss ``log(1 + exp(-y z.w))`` for one column of
+    labels; the multinomial (softmax, cross-entropy) loss
+    ``logsumexp(W z) - (W z)_y`` with one coefficient row per class, all
+    regularised (the symmetric parameterisation), for ``K >= 3`` columns.
 
     Parameters
     ----------
     Z : ndarray of shape (n, d)
-    Y : ndarray of shape (n, 1) or (n, K)
-        One column of labels in ``{-1, +1}`` (binary logistic loss), or
-        ``K >= 3`` columns with ``Y[i, k] = +1`` if row ``i`` is in class
-        ``k`` and -1 otherwise (softmax loss).
-    alpha, C, tol, max_iter :
-        As in :func:`minimize_logistic`.
-    linear : ndarray of shape (1, d) or (K, d), optional
-        The linear (perturbation) term; zero if omitted.
+        Rows ``z_i`` (intercept column already appended if wanted).
+    Y : ndarray of shape (n,), (n, 1) or (n, K)
+        Binary labels in ``{-1, +1}``, or for ``K >= 3`` classes
+        ``Y[i, k] > 0`` if row ``i`` is in class ``k`` (``+1 / -1`` or
+        one-hot).
+    alpha : float
+        Strong convexity of the regulariser, > 0.
+    C : float
+        Weight of the summed loss, > 0.
+    linear : ndarray, optional
+        The linear (perturbation) term, shaped like the coefficients; zero
+        if omitted.
+    tol : float, default=1e-12
+        Stop when ``||grad J||_2 <= tol * (alpha + C * sum_i ||z_i||)``,
+        i.e. relative to the scale of the gradient's terms.
+    max_iter : int, default=100
+        Maximum number of Newton steps.
 
     Returns
     -------
     NewtonResult
-        ``coef`` has shape ``(1, d)`` or ``(K, d)``.
+        ``coef`` has shape ``(d,)``, ``(1, d)`` or ``(K, d)``, following
+        ``Y``.
 
     Examples
     --------
     >>> import numpy as np
     >>> from skdp.linear_model._newton import minimize_loss
     >>> Z = np.array([[1.0, 1.0], [-1.0, 1.0], [0.5, 1.0]])
-    >>> minimize_loss(Z, np.array([[1.0], [-1.0], [1.0]]), alpha=1.0, C=1.0).coef.shape
-    (1, 2)
+    >>> res = minimize_loss(Z, np.array([1, -1, 1]), alpha=1.0, C=1.0)
+    >>> res.coef.shape, res.converged, res.gradient_norm < 1e-9
+    ((2,), True, True)
+    >>> minimize_loss(Z, np.eye(3), alpha=1.0, C=1.0).coef.shape
+    (3, 2)
     """
-    if Y.shape[1] > 1:
-        return minimize_softmax(
-            Z,
-            (Y > 0).astype(float),
-            alpha=alpha,
-            C=C,
-            linear=linear,
-            tol=tol,
-            max_iter=max_iter,
-        )
-    result = minimize_logistic(
-        Z,
-        Y[:, 0],
-        alpha=alpha,
-        C=C,
-        linear=None if linear is None else np.ravel(linear),
-        tol=tol,
-        max_iter=max_iter,
-    )
-    return replace(result, coef=result.coef[None, :])
+    Y = np.asarray(Y, dtype=float)
+    d = Z.shape[1]
+    if Y.ndim == 1 or Y.shape[1] == 1:
+        shape = (d,) if Y.ndim == 1 else (1, d)
+        linear = np.zeros(d) if linear is None else np.ravel(linear).astype(float)
+        problem = _LogisticProblem(Z, Y.ravel(), alpha, C, linear)
+    else:
+        shape = (Y.shape[1], d)
+        linear = np.zeros(shape) if linear is None else np.asarray(linear, float)
+        problem = _SoftmaxProblem(Z, (Y > 0).astype(float), alpha, C, linear)
+    threshold = tol * (alpha + C * np.linalg.norm(Z, axis=1).sum())
+    result = _damped_newton(problem, threshold, max_iter)
+    return replace(result, coef=result.coef.reshape(shape))

@@ -9,7 +9,7 @@ from sklearn.linear_model import LogisticRegression
 
 from skdp.accounting import epsilon_poisson_subsampled_gaussian
 from skdp.linear_model._dpsgd import clipped_gradient_sum, dpsgd_logistic
-from skdp.linear_model._newton import minimize_logistic, minimize_softmax
+from skdp.linear_model._newton import minimize_loss
 from skdp.linear_model._objective import (
     LOGISTIC_CURVATURE,
     objective_noise_scale,
@@ -29,7 +29,7 @@ def test_newton_matches_sklearn_and_reaches_tolerance():
     rng = np.random.default_rng(0)
     Z = rng.normal(size=(500, 8))
     y = np.where(Z[:, 0] + rng.normal(size=500) > 0, 1, -1)
-    result = minimize_logistic(Z, y, alpha=1.0, C=2.0, tol=1e-12)
+    result = minimize_loss(Z, y, alpha=1.0, C=2.0, tol=1e-12)
     reference = LogisticRegression(C=2.0, fit_intercept=False, tol=1e-12).fit(Z, y)
     assert result.converged and result.n_iter <= 15
     # lbfgs stops at its own tolerance; 1e-6 is far above both solvers' error.
@@ -129,8 +129,8 @@ def test_output_sensitivity_bounds_the_change_of_the_minimiser():
             y = rng.choice([-1.0, 1.0], size=n)
             Z2, y2 = Z.copy(), y.copy()
             Z2[0], y2[0] = -Z[0], y[0]  # the opposite row: largest gradient change
-            w = minimize_logistic(Z, y, alpha=1.0, C=C, tol=1e-13).coef
-            w2 = minimize_logistic(Z2, y2, alpha=1.0, C=C, tol=1e-13).coef
+            w = minimize_loss(Z, y, alpha=1.0, C=C, tol=1e-13).coef
+            w2 = minimize_loss(Z2, y2, alpha=1.0, C=C, tol=1e-13).coef
             worst = max(worst, np.linalg.norm(w - w2))
         assert worst <= bound * (1 + 1e-9)
         assert worst >= bound / 10  # not vacuous
@@ -149,8 +149,8 @@ def test_softmax_output_sensitivity_bounds_the_change_of_the_minimiser():
             labels = rng.integers(0, K, size=n)
             Z2, labels2 = Z.copy(), labels.copy()
             Z2[0], labels2[0] = -Z[0], (labels[0] + 1) % K
-            W = minimize_softmax(Z, np.eye(K)[labels], alpha=1.0, C=C, tol=1e-13)
-            W2 = minimize_softmax(Z2, np.eye(K)[labels2], alpha=1.0, C=C, tol=1e-13)
+            W = minimize_loss(Z, np.eye(K)[labels], alpha=1.0, C=C, tol=1e-13)
+            W2 = minimize_loss(Z2, np.eye(K)[labels2], alpha=1.0, C=C, tol=1e-13)
             worst = max(worst, np.linalg.norm(W.coef - W2.coef))
         assert worst <= bound * (1 + 1e-9)
         assert worst >= bound / 10  # not vacuous
@@ -334,7 +334,7 @@ def test_softmax_newton_matches_sklearn_multinomial():
     Z = rng.normal(size=(400, 5))
     labels = rng.integers(0, 4, size=400)
     Z[:, 0] += labels
-    result = minimize_softmax(Z, np.eye(4)[labels], alpha=1.0, C=2.0, tol=1e-12)
+    result = minimize_loss(Z, np.eye(4)[labels], alpha=1.0, C=2.0, tol=1e-12)
     reference = LogisticRegression(
         C=2.0, fit_intercept=False, tol=1e-12, max_iter=10_000
     ).fit(Z, labels)
@@ -351,5 +351,5 @@ def test_newton_converges_when_the_linear_term_cancels_the_loss():
     linear = np.array(
         [-1.7552904712453326, 2.008195760784995, 3.2056496389336973, -8.154810583736404]
     )
-    result = minimize_logistic(Z, y, alpha=6.109443023620887, C=1.0, linear=linear)
+    result = minimize_loss(Z, y, alpha=6.109443023620887, C=1.0, linear=linear)
     assert result.converged and result.n_iter <= 10
