@@ -20,7 +20,12 @@ from ..mechanisms._samplers import (
     sample_discrete_gaussian,
 )
 
-__all__ = ["clipped_gradient_sum", "dpsgd_logistic"]
+__all__ = ["clipped_gradient_sum", "default_learning_rate", "dpsgd_logistic"]
+
+#: Standard deviation of the noise that the default learning rate lets DP-SGD
+#: accumulate in the margin of a row of norm ``R`` (see
+#: :func:`default_learning_rate`).
+MARGIN_NOISE_STD = 2.5
 
 
 def clipped_gradient_sum(Z, Y, W, max_grad_norm):
@@ -44,6 +49,93 @@ def clipped_gradient_sum(Z, Y, W, max_grad_norm):
     # min(1, max_grad_norm / norm), without dividing by a vanishing norm.
     scale = max_grad_norm / np.maximum(norms, max_grad_norm)
     return (slopes * scale[:, None]).T @ Z
+
+
+def default_learning_rate(
+    *,
+    n_samples: int,
+    sampling_rate: float,
+    steps: int,
+    noise_multiplier: float,
+    max_grad_norm: float,
+    row_norm: float,
+    C: float,
+    margin_noise_std: float = MARGIN_NOISE_STD,
+) -> float:
+    """DP-SGD's default step size: the largest that keeps the noise in check.
+
+    The rule is ``min(16 / R**2, n C, s q n / (sqrt(T) sigma c R))`` with
+    ``R = row_norm``, ``q = sampling_rate``, ``T = steps``,
+    ``sigma = noise_multiplier``, ``c = max_grad_norm`` and
+    ``s = margin_noise_std`` (2.5). Every input is public (``sigma`` is
+    calibrated from epsilon, delta, ``q`` and ``T``), none is read from data.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows ``n`` (public).
+    sampling_rate : float
+        Poisson sampling rate ``q``.
+    steps : int
+        Number of steps ``T``.
+    noise_multiplier : float
+        Calibrated noise multiplier ``sigma``.
+    max_grad_norm : float
+        Clipping norm ``c``.
+    row_norm : float
+        Bound ``R`` on the row norms (intercept column included).
+    C : float
+        Inverse regularisation strength.
+    margin_noise_std : float, default=MARGIN_NOISE_STD
+        The bound ``s`` on the accumulated margin noise (see Notes).
+
+    Returns
+    -------
+    learning_rate : float
+
+    Notes
+    -----
+    A step adds ``-lr * noise / (q n)`` to the weights, with noise of
+    standard deviation ``sigma c`` per coordinate; after ``T`` steps the
+    summed noise moves the margin ``w.z`` of a row of norm ``R`` by a
+    standard deviation of ``lr sqrt(T) sigma c R / (q n)``. The third term
+    caps that at ``s``. The smaller epsilon, the larger ``sigma`` and the
+    smaller the step, so the total distance ``lr T`` travelled shrinks with
+    epsilon: an early stop, which regularises the noisy fit. When the noise
+    is small the first term binds: four times the classical ``1 / L`` for the
+    logistic loss's smoothness ``L = R**2 / 4``. The second keeps the
+    regulariser's step ``lr / (n C)`` below 1 (on small ``n C`` a larger
+    step makes the iterates diverge).
+
+    ``s = 2.5`` was chosen on a stratified 80/20 split of UCI Adult's
+    *training* part (never its test split), at epsilon in {0.05, 0.1, 0.5, 1,
+    2} with 10 seeds each: ``benchmarks/tune_dpsgd_defaults.py`` prints the
+    comparison. Values of ``s`` from 2 to 3 were within a standard error of
+    each other at every epsilon; 2.5 had the best mean accuracy over the
+    five epsilons and kept epsilon = 1 as accurate as the uncapped step
+    ``16 / R**2``, while validation accuracy at epsilon = 0.1 rose from
+    0.788 to 0.812. On a fit part cut to 5,000 rows the cap helped as
+    much (epsilon = 0.1: 0.729 to 0.765). Smaller clipping norms, other
+    batch sizes or epoch counts, other averaging of the iterates and
+    momentum did no better (ibid.).
+
+    Examples
+    --------
+    >>> from skdp.linear_model._dpsgd import default_learning_rate
+    >>> common = dict(n_samples=25600, sampling_rate=0.01, steps=1000,
+    ...               max_grad_norm=0.5, row_norm=1.0, C=1.0)
+    >>> default_learning_rate(noise_multiplier=1.0, **common)  # 16 / R**2
+    16.0
+    >>> round(default_learning_rate(noise_multiplier=20.0, **common), 4)
+    2.0239
+    """
+    noise_cap = (
+        margin_noise_std
+        * sampling_rate
+        * n_samples
+        / (math.sqrt(steps) * noise_multiplier * max_grad_norm * row_norm)
+    )
+    return min(16.0 / row_norm**2, n_samples * C, noise_cap)
 
 
 def dpsgd_logistic(

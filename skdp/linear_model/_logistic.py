@@ -29,7 +29,7 @@ from ..utils._sklearn_compat import (
     threadpool_limits,
     validate_data,
 )
-from ._dpsgd import dpsgd_logistic
+from ._dpsgd import default_learning_rate, dpsgd_logistic
 from ._newton import minimize_loss
 from ._objective import objective_perturbation
 from ._output import output_event, output_perturbation
@@ -114,10 +114,19 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         ``ceil(epochs / sampling_rate)``.
     learning_rate : float or None, default=None
         ``'gradient'`` only: constant step size on the averaged objective
-        ``||w||^2 / (2 n C) + mean_i loss_i``. ``None`` means ``16 / R**2``,
-        four times the classical ``1 / L`` for the logistic loss's
-        smoothness ``L = R**2 / 4``, capped at ``n C`` so that the
-        regulariser's step never overshoots (small ``n C``).
+        ``||w||^2 / (2 n C) + mean_i loss_i``. ``None`` means
+        ``min(16 / R**2, n C, 2.5 q n / (sqrt(T) sigma c R))`` (``q`` the
+        sampling rate, ``T`` the number of steps, ``sigma`` the noise
+        multiplier, ``c`` the clipping norm): four times the classical
+        ``1 / L`` for the logistic loss's smoothness ``L = R**2 / 4``, capped
+        at ``n C`` so that the regulariser's step never overshoots (small
+        ``n C``), and capped so that the noise summed over all steps moves
+        the margin of a row of norm ``R`` by a standard deviation of at most
+        2.5. The last cap shortens training as epsilon shrinks (an early
+        stop that regularises the noisy fit); it was chosen on a validation
+        split of UCI Adult's training part, never its test split (see
+        :func:`~skdp.linear_model._dpsgd.default_learning_rate` and
+        ``benchmarks/tune_dpsgd_defaults.py``).
     max_grad_norm : float or None, default=None
         ``'gradient'`` only: clipping norm of one row's gradient (over all
         one-vs-rest models together). ``None`` means ``R sqrt(n_models) / 2``,
@@ -157,6 +166,9 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         ``'gradient'`` only: the DP-SGD noise multiplier (calibrated so that
         the accountant gives exactly ``(epsilon, delta)``), the Poisson
         sampling rate and the number of steps.
+    learning_rate_, max_grad_norm_ : float, float
+        ``'gradient'`` only: the step size and clipping norm used (the
+        parameters, or the defaults they resolved to).
     privacy_event_ : PrivacyEvent
         What the fit charged.
     epsilon_, delta_ : float
@@ -229,8 +241,10 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     deviation ``noise_multiplier * max_grad_norm`` to the clipped sum;
     the regulariser's gradient is added without noise and the returned
     model is the average of the second half of the iterates
-    (post-processing). The noise multiplier is the smallest for which the
-    Renyi-DP accountant (Mironov, Talwar & Zhang 2019) gives
+    (post-processing). The default step size depends on the calibrated
+    noise multiplier, a public quantity, not on the data. The noise
+    multiplier is the smallest for which the Renyi-DP accountant (Mironov,
+    Talwar & Zhang 2019) gives
     ``(epsilon, delta)`` for ``PoissonSubsampledGaussianEvent(q,
     noise_multiplier, T)`` under *replace one row*: the add/remove curve
     of Mironov, Talwar & Zhang (2019) turned into a replace-one curve with
@@ -410,9 +424,15 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             clip = row_norm * math.sqrt(n_models) / 2.0
         learning_rate = self.learning_rate
         if learning_rate is None:
-            # Capped at n C: a larger step makes the regulariser's term
-            # w / (n C) overshoot and the iterates diverge on small data.
-            learning_rate = min(16.0 / row_norm**2, n_samples * self.C)
+            learning_rate = default_learning_rate(
+                n_samples=n_samples,
+                sampling_rate=sampling_rate,
+                steps=steps,
+                noise_multiplier=noise_multiplier,
+                max_grad_norm=clip,
+                row_norm=row_norm,
+                C=self.C,
+            )
         settings = {
             "sampling_rate": sampling_rate,
             "steps": steps,
@@ -494,6 +514,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             self.noise_multiplier_ = settings["noise_multiplier"]
             self.sampling_rate_ = settings["sampling_rate"]
             self.n_steps_ = settings["steps"]
+            self.learning_rate_ = settings["learning_rate"]
+            self.max_grad_norm_ = settings["max_grad_norm"]
             return W, n_iter, spent
         return self._fit_exact(Z, Y, row_norm, delta, source)
 
