@@ -67,6 +67,8 @@ DATA = Path(os.environ.get("SKDP_ADULT_DIR", ROOT.parent / "shared" / "data" / "
 if not DATA.exists():
     DATA = Path("/work/shared/data/adult")
 SMARTNOISE_PYTHON = Path("/work/venvs/smartnoise/bin/python")
+# skdp.datasets.ADULT_SYNTHESIS_COLUMNS, spelled out: the SmartNoise worker
+# runs this file in its own virtualenv, without skdp.
 A_COLUMNS = [
     "age",
     "workclass",

@@ -21,21 +21,12 @@ import os
 import numpy as np
 
 from skdp import PMWSynthesizer, PrivacyBudget
-from skdp.datasets import load_adult
+from skdp.datasets import ADULT_SYNTHESIS_COLUMNS, load_adult
 
 FAST = bool(os.environ.get("SKDP_EXAMPLES_FAST"))  # set by the test suite
 
 adult = load_adult(discretized=True)
-columns = [
-    "age",
-    "workclass",
-    "education-num",
-    "marital-status",
-    "occupation",
-    "race",
-    "sex",
-    "income>50K",
-]
+columns = list(ADULT_SYNTHESIS_COLUMNS)
 if FAST:
     columns = ["workclass", "race", "sex", "income>50K"]
 table = adult.frame[columns]

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .accounting import PrivacyBudget
+from .datasets import ADULT_SYNTHESIS_COLUMNS
 from .exceptions import BudgetExceededError
 
 __all__ = ["DemoResult", "run_demo"]
@@ -65,16 +66,7 @@ NUMERIC_RANGES = {
 DROPPED_COLUMNS = ("fnlwgt",)
 
 # Columns of the discretized Adult data that the synthesizer models.
-SYNTHESIS_COLUMNS = (
-    "age",
-    "workclass",
-    "education-num",
-    "marital-status",
-    "occupation",
-    "race",
-    "sex",
-    "income>50K",
-)
+SYNTHESIS_COLUMNS = ADULT_SYNTHESIS_COLUMNS
 QUICK_SYNTHESIS_COLUMNS = ("workclass", "education-num", "race", "sex", "income>50K")
 QUICK_N_ROWS = 4000
 

@@ -19,6 +19,20 @@ _README_FILE = "README.md"
 
 _RAW_TARGET_COLUMN = "income"
 _TARGET_NAME = "income>50K"
+
+#: Eight columns of the discretized Adult data (``load_adult(discretized=True)``)
+#: whose 56 3-way marginals make the synthetic-data workload of the demo, the
+#: synthetic-data example and workload A of ``benchmarks/pmw_adult.py``.
+ADULT_SYNTHESIS_COLUMNS = (
+    "age",
+    "workclass",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "race",
+    "sex",
+    _TARGET_NAME,
+)
 _TARGET_CLASSES = ("<=50K", ">50K")
 _RAW_NUMERIC_COLUMNS = frozenset(
     ["age", "fnlwgt", "education_num", "capital_gain", "capital_loss", "hr_per_week"]

@@ -5,7 +5,7 @@ import sys
 import numpy as np
 import pytest
 
-from skdp.datasets import load_adult
+from skdp.datasets import ADULT_SYNTHESIS_COLUMNS, load_adult
 
 pd = pytest.importorskip("pandas")
 
@@ -215,3 +215,10 @@ def test_as_frame_without_pandas_raises(monkeypatch):
 def test_non_boolean_parameter_raises(name):
     with pytest.raises(TypeError, match=f"'{name}' parameter of load_adult"):
         load_adult(**{name: "yes"})
+
+
+def test_synthesis_columns_are_discretized_columns():
+    domain = load_adult(discretized=True, as_frame=False).domain
+    assert len(set(ADULT_SYNTHESIS_COLUMNS)) == 8
+    assert set(ADULT_SYNTHESIS_COLUMNS) <= set(domain)
+    assert "income>50K" in ADULT_SYNTHESIS_COLUMNS
