@@ -95,7 +95,7 @@ def peer_rows():
 def skdp_rows():
     from skdp import PrivacyBudget
     from skdp.accounting import LaplaceEvent
-    from skdp.utils import PrivateEstimatorMixin
+    from skdp.base import FitPlan, PrivateEstimatorMixin
     from skdp.utils._sklearn_compat import validate_data
 
     class StandInClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -103,10 +103,16 @@ def skdp_rows():
             self.epsilon, self.C, self.budget = epsilon, C, budget
 
         def fit(self, X, y):
-            X, y = validate_data(self, X, y)
-            self._charge_budget(LaplaceEvent(self.epsilon))
-            self.classes_ = np.unique(y)
-            return self
+            return self._fit_private(X, y)
+
+        def _prepare_fit(self, X, y=None):
+            return validate_data(self, X, y)
+
+        def _plan_fit(self, prepared):
+            return FitPlan(LaplaceEvent(self.epsilon))
+
+        def _run_fit(self, prepared, plan, source):
+            self.classes_ = np.unique(prepared[1])
 
         def predict(self, X):
             return np.full(len(X), self.classes_[0])

@@ -1,6 +1,11 @@
 """Exceptions and warnings raised by skdp."""
 
-__all__ = ["BudgetExceededError", "PrivacyLeakWarning", "LedgerError"]
+__all__ = [
+    "BudgetExceededError",
+    "ChargedFitError",
+    "LedgerError",
+    "PrivacyLeakWarning",
+]
 
 
 class BudgetExceededError(RuntimeError):
@@ -25,3 +30,14 @@ class PrivacyLeakWarning(UserWarning):
 
 class LedgerError(RuntimeError):
     """The storage behind a privacy budget cannot be used safely."""
+
+
+class ChargedFitError(RuntimeError):
+    """A fit failed after charging its budget (a bug in skdp).
+
+    Private fits find every input and parameter problem before they charge
+    the budget, so this should never be raised. If it is, the spend stands
+    (the ledger is never rolled back), the estimator holds no model, and the
+    message is fixed: the original error is withheld because it could
+    reveal private values.
+    """

@@ -502,9 +502,8 @@ def audit_estimator(
     >>> import numpy as np
     >>> from sklearn.base import BaseEstimator
     >>> from skdp.audit import audit_estimator
-    >>> from skdp.accounting import LaplaceEvent
-    >>> from skdp.mechanisms import laplace_mechanism
-    >>> from skdp.utils import PrivateEstimatorMixin
+    >>> from skdp.base import FitPlan, PrivateEstimatorMixin
+    >>> from skdp.mechanisms import add_noise, plan_laplace
     >>> class NoisyMean(PrivateEstimatorMixin, BaseEstimator):
     ...     # Mean of values in [0, 1]; replacing a row moves it by 1/n.
     ...     def __init__(self, epsilon=1.0, random_state=None, budget=None):
@@ -512,12 +511,14 @@ def audit_estimator(
     ...         self.random_state = random_state
     ...         self.budget = budget
     ...     def fit(self, X, y=None):
-    ...         X = np.clip(np.asarray(X, dtype=float).ravel(), 0, 1)
-    ...         self._charge_budget(LaplaceEvent(self.epsilon))
-    ...         self.mean_, _ = laplace_mechanism(
-    ...             X.mean(), 1.0 / X.size, self.epsilon,
-    ...             random_state=self.random_state)
-    ...         return self
+    ...         return self._fit_private(X, y)  # plan, charge, run
+    ...     def _prepare_fit(self, X, y=None):
+    ...         return np.clip(np.asarray(X, dtype=float).ravel(), 0, 1)
+    ...     def _plan_fit(self, X):
+    ...         noise = plan_laplace(1.0 / X.size, self.epsilon, size=1)
+    ...         return FitPlan(noise.event, settings={"noise": noise})
+    ...     def _run_fit(self, X, plan, source):
+    ...         self.mean_ = add_noise(plan.settings["noise"], X.mean(), source)
     >>> X = np.zeros(10)
     >>> X_neighbour = X.copy()
     >>> X_neighbour[0] = 1.0

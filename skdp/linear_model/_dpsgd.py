@@ -9,18 +9,25 @@ matrix products over the subsample, no loop over rows.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit
 
+from ..accounting._calibration import calibrate_gaussian_noise_multiplier
 from ..accounting._events import PoissonSubsampledGaussianEvent
-from ..mechanisms._samplers import (
-    grid_spacing,
-    round_to_grid,
-    sample_discrete_gaussian,
-)
+from ..mechanisms import NoisePlan, add_noise, plan_gaussian
+from ..utils._random import check_random_source
+from ._feasibility import check_magnitudes
 
-__all__ = ["clipped_gradient_sum", "default_learning_rate", "dpsgd_logistic"]
+__all__ = [
+    "DPSGDPlan",
+    "clipped_gradient_sum",
+    "default_learning_rate",
+    "dpsgd_logistic",
+    "plan_dpsgd",
+    "run_dpsgd",
+]
 
 #: Standard deviation of the noise that the default learning rate lets DP-SGD
 #: accumulate in the margin of a row of norm ``R`` (see
@@ -138,19 +145,137 @@ def default_learning_rate(
     return min(16.0 / row_norm**2, n_samples * C, noise_cap)
 
 
-def dpsgd_logistic(
-    Z: np.ndarray,
-    Y: np.ndarray,
+@dataclass(frozen=True)
+class DPSGDPlan:
+    """Every setting of one DP-SGD fit (public only).
+
+    Attributes
+    ----------
+    sampling_rate, noise_multiplier : float
+    steps : int
+    max_grad_norm, learning_rate : float
+    C : float
+    n_samples : int
+    noise : NoisePlan
+        The per-step Gaussian mechanism on the clipped gradient sum
+        (sensitivity ``max_grad_norm``, ``n_models * d`` coordinates).
+    radius : float
+        Iterates are projected on the ball of this radius
+        (post-processing; it contains the minimiser).
+    event : PoissonSubsampledGaussianEvent
+    """
+
+    sampling_rate: float
+    noise_multiplier: float
+    steps: int
+    max_grad_norm: float
+    learning_rate: float
+    C: float
+    n_samples: int
+    noise: NoisePlan
+    radius: float
+    event: PoissonSubsampledGaussianEvent
+
+
+#: Largest number of DP-SGD steps a plan accepts (``n_iter_`` is int32).
+MAX_STEPS = 2**31 - 1
+
+
+def plan_dpsgd(
     *,
+    epsilon: float,
+    delta: float,
     C: float,
-    sampling_rate: float,
-    steps: int,
-    noise_multiplier: float,
-    max_grad_norm: float,
-    learning_rate: float,
-    source,
-) -> tuple[np.ndarray, PoissonSubsampledGaussianEvent]:
-    """Train one-vs-rest logistic models jointly with DP-SGD.
+    n_samples: int,
+    n_features: int,
+    n_models: int,
+    row_norm: float,
+    batch_size: int,
+    epochs: int,
+    learning_rate: float | None,
+    max_grad_norm: float | None,
+) -> DPSGDPlan:
+    """Plan DP-SGD from public quantities; may raise.
+
+    The sampling rate is ``min(1, batch_size / n)``, the number of steps
+    ``ceil(epochs / q)``, the noise multiplier the smallest for which the
+    accountant gives ``(epsilon, delta)``, the clipping norm
+    ``R sqrt(n_models) / 2`` unless given, and the step size
+    :func:`default_learning_rate` unless given.
+
+    Notes
+    -----
+    Iterates are projected on the ball of radius ``2 n C R sqrt(n_models)``
+    (post-processing of the released noisy gradients). The averaged
+    objective ``||W||**2 / (2 n C) + mean_i loss_i`` has its minimiser
+    inside it, since each row's loss gradient has norm at most
+    ``R sqrt(n_models)``; the projection only keeps an absurd step size
+    from overflowing.
+
+    Examples
+    --------
+    >>> from skdp.linear_model._dpsgd import plan_dpsgd
+    >>> plan = plan_dpsgd(epsilon=1.0, delta=1e-5, C=1.0, n_samples=2560,
+    ...                   n_features=3, n_models=1, row_norm=1.0, batch_size=256,
+    ...                   epochs=10, learning_rate=None, max_grad_norm=None)
+    >>> plan.sampling_rate, plan.steps, plan.max_grad_norm
+    (0.1, 100, 0.5)
+    """
+    sampling_rate = min(1.0, batch_size / n_samples)
+    steps = math.ceil(epochs / sampling_rate)
+    if steps > MAX_STEPS:
+        raise ValueError(
+            f"epochs={epochs} with batch_size={batch_size} on {n_samples} rows "
+            f"means {steps} DP-SGD steps, more than the {MAX_STEPS} a fit "
+            "accepts; use fewer epochs or a larger batch_size."
+        )
+    check_magnitudes(
+        "DP-SGD", C=C, R=row_norm, **{"n_samples * C * R": n_samples * C * row_norm}
+    )
+    noise_multiplier = calibrate_gaussian_noise_multiplier(
+        epsilon, delta, sampling_rate, steps
+    )
+    clip = max_grad_norm
+    if clip is None:
+        clip = row_norm * math.sqrt(n_models) / 2.0
+    if learning_rate is None:
+        learning_rate = default_learning_rate(
+            n_samples=n_samples,
+            sampling_rate=sampling_rate,
+            steps=steps,
+            noise_multiplier=noise_multiplier,
+            max_grad_norm=clip,
+            row_norm=row_norm,
+            C=C,
+        )
+    noise = plan_gaussian(
+        clip, n_models * n_features, noise_multiplier=noise_multiplier
+    )
+    radius = 2.0 * n_samples * C * row_norm * math.sqrt(n_models)
+    check_magnitudes(
+        "DP-SGD",
+        max_grad_norm=clip,
+        **{
+            "the noise standard deviation": noise_multiplier * clip,
+            "the projection radius": radius,
+        },
+    )
+    return DPSGDPlan(
+        sampling_rate=sampling_rate,
+        noise_multiplier=noise_multiplier,
+        steps=steps,
+        max_grad_norm=float(clip),
+        learning_rate=float(learning_rate),
+        C=float(C),
+        n_samples=int(n_samples),
+        noise=noise,
+        radius=radius,
+        event=PoissonSubsampledGaussianEvent(sampling_rate, noise_multiplier, steps),
+    )
+
+
+def run_dpsgd(Z: np.ndarray, Y: np.ndarray, plan: DPSGDPlan, source) -> np.ndarray:
+    """Train one-vs-rest logistic models jointly with a planned DP-SGD.
 
     Parameters
     ----------
@@ -159,20 +284,7 @@ def dpsgd_logistic(
     Y : ndarray of shape (n, n_models)
         ``Y[i, k]`` is +1 if row ``i`` belongs to model ``k``'s positive
         class, else -1.
-    C : float
-        Inverse regularisation strength (scikit-learn's meaning); the
-        averaged objective is ``||W||^2 / (2 n C) + mean_i loss_i``.
-    sampling_rate : float
-        Probability ``q`` that a row joins a step's batch.
-    steps : int
-        Number of steps ``T``.
-    noise_multiplier : float
-        Noise standard deviation over ``max_grad_norm``.
-    max_grad_norm : float
-        Clipping norm of one row's gradient (all models together,
-        Frobenius norm).
-    learning_rate : float
-        Constant step size.
+    plan : DPSGDPlan
     source : RandomSource
         Sampling and noise source.
 
@@ -181,8 +293,6 @@ def dpsgd_logistic(
     coef : ndarray of shape (n_models, d)
         The average of the iterates over the second half of training
         (post-processing of the released noisy gradients).
-    event : PoissonSubsampledGaussianEvent
-        ``PoissonSubsampledGaussianEvent(q, noise_multiplier, steps)``.
 
     Notes
     -----
@@ -196,8 +306,58 @@ def dpsgd_logistic(
     :func:`~skdp.accounting.rdp_poisson_subsampled_gaussian_replace_one`). The
     noise is the discrete Gaussian on a grid of spacing ``gamma``, with its
     standard deviation calibrated to ``max_grad_norm + sqrt(d) gamma`` to
-    cover rounding the sum to the grid. Everything else (the update, the
-    regulariser, the averaging) is post-processing.
+    cover rounding the sum to the grid (:func:`~skdp.mechanisms.plan_gaussian`).
+    Everything else (the update, the regulariser, the projection, the
+    averaging) is post-processing. Noise is drawn step by step, so memory
+    does not grow with the number of steps.
+    """
+    n, d = Z.shape
+    n_models = Y.shape[1]
+    expected_batch = plan.sampling_rate * n
+    W = np.zeros((n_models, d))
+    average = np.zeros_like(W)
+    start_average = plan.steps // 2
+    for step in range(plan.steps):
+        batch = source.poisson_subsample(n, plan.sampling_rate)
+        clipped_sum = clipped_gradient_sum(Z[batch], Y[batch], W, plan.max_grad_norm)
+        noisy_sum = add_noise(plan.noise, clipped_sum, source)
+        gradient = noisy_sum / expected_batch + W / (n * plan.C)
+        W = _project(W - plan.learning_rate * gradient, plan.radius)
+        if step >= start_average:
+            average += W
+    return average / (plan.steps - start_average)
+
+
+def _project(W: np.ndarray, radius: float) -> np.ndarray:
+    """Projection on the Frobenius ball of ``radius``; infinities land on it."""
+    W = np.clip(np.nan_to_num(W, nan=0.0), -radius, radius)
+    norm = float(np.linalg.norm(W / radius)) * radius
+    return W if norm <= radius else W * (radius / norm)
+
+
+def dpsgd_logistic(
+    Z: np.ndarray,
+    Y: np.ndarray,
+    *,
+    C: float,
+    sampling_rate: float,
+    steps: int,
+    noise_multiplier: float,
+    max_grad_norm: float,
+    learning_rate: float,
+    source,
+) -> tuple[np.ndarray, PoissonSubsampledGaussianEvent]:
+    """Train one-vs-rest logistic models jointly with DP-SGD, given its settings.
+
+    A one-call form of :func:`run_dpsgd` for explicit settings (tests and
+    experiments); :class:`~skdp.linear_model.DPLogisticRegression` plans
+    them with :func:`plan_dpsgd`.
+
+    Returns
+    -------
+    coef : ndarray of shape (n_models, d)
+    event : PoissonSubsampledGaussianEvent
+        ``PoissonSubsampledGaussianEvent(q, noise_multiplier, steps)``.
 
     Examples
     --------
@@ -214,23 +374,19 @@ def dpsgd_logistic(
     """
     n, d = Z.shape
     n_models = Y.shape[1]
-    expected_batch = sampling_rate * n
-    gamma = grid_spacing(noise_multiplier * max_grad_norm)
-    slack = math.sqrt(n_models * d) * gamma
-    sigma_steps = noise_multiplier * (max_grad_norm + slack) / gamma
-    noise = sample_discrete_gaussian(sigma_steps, (steps, n_models, d), source)
-
-    W = np.zeros((n_models, d))
-    average = np.zeros_like(W)
-    start_average = steps // 2
-    for step in range(steps):
-        batch = source.poisson_subsample(n, sampling_rate)
-        clipped_sum = clipped_gradient_sum(Z[batch], Y[batch], W, max_grad_norm)
-        noisy_sum = (round_to_grid(clipped_sum, gamma) + noise[step]) * gamma
-        gradient = noisy_sum / expected_batch + W / (n * C)
-        W = W - learning_rate * gradient
-        if step >= start_average:
-            average += W
-    return average / (steps - start_average), PoissonSubsampledGaussianEvent(
-        sampling_rate, noise_multiplier, steps
+    row_norm = float(np.linalg.norm(Z, axis=1).max(initial=0.0)) or 1.0
+    plan = DPSGDPlan(
+        sampling_rate=sampling_rate,
+        noise_multiplier=noise_multiplier,
+        steps=steps,
+        max_grad_norm=max_grad_norm,
+        learning_rate=learning_rate,
+        C=C,
+        n_samples=n,
+        noise=plan_gaussian(
+            max_grad_norm, n_models * d, noise_multiplier=noise_multiplier
+        ),
+        radius=2.0 * n * C * row_norm * math.sqrt(n_models),
+        event=PoissonSubsampledGaussianEvent(sampling_rate, noise_multiplier, steps),
     )
+    return run_dpsgd(Z, Y, plan, check_random_source(source)), plan.event

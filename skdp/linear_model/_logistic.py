@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import math
-import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 
-from ..accounting._calibration import calibrate_gaussian_noise_multiplier
-from ..accounting._events import (
-    PoissonSubsampledGaussianEvent,
-    PureDPEvent,
-)
-from ..utils._privacy import PrivateEstimatorMixin, warn_data_derived
-from ..utils._random import check_random_source
+from ..accounting._events import PureDPEvent
+from ..base import FitPlan, PrivateEstimatorMixin
+from ..utils._feasibility import check_magnitudes
+from ..utils._privacy import warn_data_derived
 from ..utils._sklearn_compat import (
     HasMethods,
     Integral,
@@ -29,15 +25,40 @@ from ..utils._sklearn_compat import (
     threadpool_limits,
     validate_data,
 )
-from ._dpsgd import default_learning_rate, dpsgd_logistic
-from ._newton import minimize_loss
-from ._objective import objective_perturbation
-from ._output import output_event, output_perturbation
+from ._dpsgd import plan_dpsgd, run_dpsgd
+from ._objective import plan_objective, run_objective
+from ._output import plan_output, run_output
 
 __all__ = ["DPLogisticRegression"]
 
 #: delta spent by ``method='gradient'`` when ``delta=None``.
 DEFAULT_GRADIENT_DELTA = 1e-5
+
+
+def row_norms(X: np.ndarray) -> np.ndarray:
+    """L2 norms of the rows of ``X`` without overflow or underflow.
+
+    Each row is divided by its largest absolute entry first, so an entry of
+    1e200 gives a norm near 1e200 (not infinity) and the row is scaled, not
+    zeroed, when clipped.
+    """
+    scale = np.max(np.abs(X), axis=1, initial=0.0)
+    safe = np.where(scale > 0, scale, 1.0)
+    return np.linalg.norm(X / safe[:, None], axis=1) * scale
+
+
+@dataclass(frozen=True)
+class _LogisticInput:
+    """Validated data of one fit and the public facts its plan reads."""
+
+    Z: np.ndarray
+    Y: np.ndarray
+    classes: np.ndarray
+    data_norm: float
+    intercept: float
+    row_norm: float
+    n_features: int
+    delta: float
 
 
 class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -368,13 +389,12 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 "classes",
                 "which labels occur in the training data",
                 "pass classes=[...], the public list of possible labels",
-                stacklevel=4,
             )
             if classes.size < 2:
                 raise ValueError(
                     "DPLogisticRegression needs samples of at least 2 classes "
-                    f"in the data, but the data contains only one class: "
-                    f"{classes[0]!r}. Pass classes=[...] to fit anyway."
+                    "in the data, but the data contains only one class. Pass "
+                    "classes=[...] to fit anyway."
                 )
             return classes
         classes = np.unique(np.asarray(self.classes))
@@ -382,16 +402,17 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             raise ValueError(
                 f"classes must hold at least 2 distinct labels, got {self.classes!r}."
             )
-        unknown = ~np.isin(y, classes)
-        if unknown.any():
+        if not np.all(np.isin(y, classes)):
+            # The offending labels are private: they are not shown.
             raise ValueError(
-                f"y contains labels not in classes={list(classes)!r}: "
-                f"{list(np.unique(y[unknown]))!r}."
+                f"y contains labels that are not in classes={list(classes)!r}; "
+                "classes must list every possible label."
             )
         return classes
 
     def _bound_rows(self, X) -> tuple[np.ndarray, float]:
-        norms = np.linalg.norm(X, axis=1)
+        """Rows scaled to norm at most the bound, and the bound."""
+        norms = row_norms(X)
         if self.data_norm is None:
             bound = float(norms.max(initial=0.0))
             warn_data_derived(
@@ -399,49 +420,92 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 "the largest L2 norm of a row",
                 "pass data_norm, a public bound on the row norms (e.g. 1.0 "
                 "after sklearn.preprocessing.Normalizer)",
-                stacklevel=4,
             )
+            if not np.isfinite(bound):
+                raise ValueError(
+                    "data_norm=None reads the largest row norm from X, but a row "
+                    "norm overflows float64; pass data_norm, a public bound."
+                )
             # Any positive bound is valid for all-zero data.
             return X, bound if bound > 0 else 1.0
         bound = float(self.data_norm)
         factor = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
         return X * factor[:, None], bound
 
-    def _event(self, n_samples, n_models, delta, row_norm):
-        """The privacy event of this fit, from public quantities only."""
-        if self.method == "objective":
-            # One model for all classes (softmax loss when K > 2).
-            return PureDPEvent(self.epsilon), {}
-        if self.method == "output":
-            return output_event(self.epsilon, delta), {}
-        sampling_rate = min(1.0, self.batch_size / n_samples)
-        steps = math.ceil(self.epochs / sampling_rate)
-        noise_multiplier = calibrate_gaussian_noise_multiplier(
-            self.epsilon, delta, sampling_rate, steps
+    def _prepare_fit(self, X, y=None):
+        """Validated, clipped data and the public facts the plan reads."""
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        delta = self._resolve_delta()
+        classes = self._resolve_classes(y)
+        X, bound = self._bound_rows(X)
+        intercept = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        check_magnitudes(
+            "DPLogisticRegression",
+            data_norm=bound,
+            intercept_scaling=intercept,
         )
-        clip = self.max_grad_norm
-        if clip is None:
-            clip = row_norm * math.sqrt(n_models) / 2.0
-        learning_rate = self.learning_rate
-        if learning_rate is None:
-            learning_rate = default_learning_rate(
-                n_samples=n_samples,
-                sampling_rate=sampling_rate,
-                steps=steps,
-                noise_multiplier=noise_multiplier,
-                max_grad_norm=clip,
-                row_norm=row_norm,
-                C=self.C,
+        row_norm = math.hypot(bound, intercept)
+        n_samples = X.shape[0]
+        n_models = 1 if classes.size == 2 else classes.size
+        Z = np.hstack([X, np.full((n_samples, 1), intercept)]) if intercept else X
+        if n_models == 1:
+            Y = np.where(y == classes[1], 1.0, -1.0)[:, None]
+        else:
+            Y = np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+        return _LogisticInput(
+            Z=Z,
+            Y=Y,
+            classes=classes,
+            data_norm=bound,
+            intercept=intercept,
+            row_norm=row_norm,
+            n_features=X.shape[1],
+            delta=delta,
+        )
+
+    def _plan_fit(self, prepared) -> FitPlan:
+        """The event and settings of this fit, from public quantities only."""
+        n_samples, n_coef = prepared.Z.shape
+        n_classes = prepared.classes.size
+        common = dict(C=float(self.C), row_norm=prepared.row_norm, n_samples=n_samples)
+        if self.method == "objective":
+            method_plan = plan_objective(
+                epsilon=float(self.epsilon),
+                n_features=n_coef,
+                n_classes=n_classes,
+                tol=float(self.tol),
+                max_iter=int(self.max_iter),
+                **common,
             )
-        settings = {
-            "sampling_rate": sampling_rate,
-            "steps": steps,
-            "noise_multiplier": noise_multiplier,
-            "max_grad_norm": clip,
-            "learning_rate": learning_rate,
-        }
-        event = PoissonSubsampledGaussianEvent(sampling_rate, noise_multiplier, steps)
-        return event, settings
+            delta = 0.0
+        elif self.method == "output":
+            method_plan = plan_output(
+                epsilon=float(self.epsilon),
+                delta=prepared.delta,
+                n_features=n_coef,
+                n_classes=n_classes,
+                tol=float(self.tol),
+                max_iter=int(self.max_iter),
+                **common,
+            )
+            delta = prepared.delta
+        else:
+            method_plan = plan_dpsgd(
+                epsilon=float(self.epsilon),
+                delta=prepared.delta,
+                n_features=n_coef,
+                n_models=1 if n_classes == 2 else n_classes,
+                batch_size=int(self.batch_size),
+                epochs=int(self.epochs),
+                learning_rate=self.learning_rate,
+                max_grad_norm=self.max_grad_norm,
+                **common,
+            )
+            delta = prepared.delta
+        if isinstance(method_plan.event, PureDPEvent):
+            delta = 0.0
+        return FitPlan(method_plan.event, delta, {"method": method_plan})
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -459,103 +523,49 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self : DPLogisticRegression
             Fitted estimator.
         """
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        delta = self._resolve_delta()
-        classes = self._resolve_classes(y)
-        X, bound = self._bound_rows(X)
-        intercept = self.intercept_scaling if self.fit_intercept else 0.0
-        row_norm = math.hypot(bound, intercept)
-        n_samples = X.shape[0]
-        n_models = 1 if classes.size == 2 else classes.size
+        return self._fit_private(X, y)
 
-        event, settings = self._event(n_samples, n_models, delta, row_norm)
-        event_delta = 0.0 if isinstance(event, PureDPEvent) else delta
-        self._charge_budget(event, delta=event_delta)
+    def _run_fit(self, prepared, plan, source) -> None:
+        """Everything that touches the data after the charge; cannot raise."""
         if self.verbose:
             print(
                 f"[DPLogisticRegression] method={self.method!r} charged "
                 f"epsilon={self.epsilon_:.6g}, delta={self.delta_:.3g}"
             )
-
-        # Everything below touches the data; the budget is already charged.
-        Z = np.hstack([X, np.full((n_samples, 1), intercept)]) if intercept else X
-        if n_models == 1:
-            Y = np.where(y == classes[1], 1.0, -1.0)[:, None]
-        else:
-            Y = np.where(y[:, None] == classes[None, :], 1.0, -1.0)
-        source = check_random_source(self.random_state)
+        method_plan = plan.settings["method"]
+        Z, Y = prepared.Z, prepared.Y
         # One BLAS thread: the products are small enough that threads only
         # add overhead, which becomes severe when other processes share the
         # cores.
         with threadpool_limits(limits=1, user_api="blas"):
-            W, n_iter, spent = self._solve(Z, Y, row_norm, delta, source, settings)
-        if spent.with_label(self.privacy_event_.label) != self.privacy_event_:
-            raise AssertionError("The mechanism spent another event than charged.")
-
-        self.classes_ = classes
-        self.data_norm_ = bound
+            if self.method == "objective":
+                W = run_objective(Z, Y, method_plan, source)
+            elif self.method == "output":
+                W = run_output(Z, Y, method_plan, source)
+            else:
+                W = run_dpsgd(Z, Y, method_plan, source)
+        W = np.asarray(W, dtype=float).reshape(Y.shape[1], Z.shape[1])
+        n_models = Y.shape[1]
+        self.classes_ = prepared.classes
+        self.data_norm_ = prepared.data_norm
         multinomial = self.method != "gradient" and n_models > 1
         self.multi_class_ = "multinomial" if multinomial else "ovr"
-        self.n_iter_ = n_iter.astype(np.int32)
-        self.coef_ = W[:, : X.shape[1]].copy()
-        if intercept:
-            self.intercept_ = W[:, -1] * intercept
+        if self.method == "gradient":
+            self.n_iter_ = np.full(n_models, method_plan.steps, dtype=np.int32)
+            self.noise_multiplier_ = method_plan.noise_multiplier
+            self.sampling_rate_ = method_plan.sampling_rate
+            self.n_steps_ = method_plan.steps
+            self.learning_rate_ = method_plan.learning_rate
+            self.max_grad_norm_ = method_plan.max_grad_norm
+        else:
+            # Public: the cap, not the data-dependent count of steps taken.
+            self.n_iter_ = np.full(n_models, int(self.max_iter), dtype=np.int32)
+        n_features = prepared.n_features
+        self.coef_ = W[:, :n_features].copy()
+        if prepared.intercept:
+            self.intercept_ = W[:, -1] * prepared.intercept
         else:
             self.intercept_ = np.zeros(n_models)
-        return self
-
-    def _solve(self, Z, Y, row_norm, delta, source, settings):
-        """Run the chosen method; returns ``(W, n_iter, event_spent)``."""
-        n_models = Y.shape[1]
-        if self.method == "gradient":
-            W, spent = dpsgd_logistic(Z, Y, C=self.C, source=source, **settings)
-            n_iter = np.full(n_models, settings["steps"])
-            self.noise_multiplier_ = settings["noise_multiplier"]
-            self.sampling_rate_ = settings["sampling_rate"]
-            self.n_steps_ = settings["steps"]
-            self.learning_rate_ = settings["learning_rate"]
-            self.max_grad_norm_ = settings["max_grad_norm"]
-            return W, n_iter, spent
-        return self._fit_exact(Z, Y, row_norm, delta, source)
-
-    def _fit_exact(self, Z, Y, row_norm, delta, source):
-        """Objective or output perturbation: one exact Newton solve, of the
-        binary logistic loss or (``K > 2`` classes) of the softmax loss."""
-        if self.method == "objective":
-            result, spent = objective_perturbation(
-                Z,
-                Y,
-                epsilon=self.epsilon,
-                C=self.C,
-                row_norm=row_norm,
-                source=source,
-                tol=self.tol,
-                max_iter=self.max_iter,
-            )
-        else:
-            result = minimize_loss(
-                Z, Y, alpha=1.0, C=self.C, tol=self.tol, max_iter=self.max_iter
-            )
-        if not result.converged:
-            warnings.warn(
-                "Newton's method did not reach tol within max_iter steps; the "
-                "privacy proof assumes the exact minimiser. Increase max_iter.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
-        n_iter = np.full(Y.shape[1], max(result.n_iter, 1))
-        if self.method == "objective":
-            return result.coef, n_iter, spent
-        W, spent = output_perturbation(
-            result.coef,
-            epsilon=self.epsilon,
-            delta=delta,
-            C=self.C,
-            row_norm=row_norm,
-            source=source,
-        )
-        return W, n_iter, spent
 
     # -------------------------------------------------------------- predict
     def decision_function(self, X):

@@ -10,18 +10,24 @@ more, with the noise and the curvature term of each derived in
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import helmert
 
 from ..accounting._events import PureDPEvent
-from ..mechanisms import l2_vector_noise
-from ._newton import NewtonResult, minimize_loss
+from ..mechanisms import NoisePlan, draw_l2_noise, plan_l2_noise
+from ..utils._random import check_random_source
+from ._feasibility import check_magnitudes, check_solver
+from ._newton import SolverPlan, plan_solver, solve
 
 __all__ = [
     "LOGISTIC_CURVATURE",
+    "ObjectivePlan",
     "objective_noise_scale",
     "objective_perturbation",
+    "plan_objective",
+    "run_objective",
 ]
 
 #: Upper bound ``c`` on the second derivative of the binary logistic loss.
@@ -35,6 +41,10 @@ LOGISTIC_CURVATURE = 0.25
 #: (a validation split of UCI Adult's training part, never its test split,
 #: and synthetic multiclass problems).
 NOISE_SHARE = 0.95
+
+#: Share of epsilon spent on the noise that covers the solver's residual
+#: (approximate minima perturbation; see :func:`plan_objective`).
+RESIDUAL_SHARE = 0.01
 
 
 def objective_geometry(n_classes: int) -> tuple[int, float, float]:
@@ -162,45 +172,165 @@ def objective_noise_scale(
     return NOISE_SHARE * epsilon, max(1.0, curvature / math.expm1(per_rank))
 
 
-def objective_perturbation(
-    Z: np.ndarray,
-    Y: np.ndarray,
+@dataclass(frozen=True)
+class ObjectivePlan:
+    """Every setting of one objective-perturbation fit (public only).
+
+    Attributes
+    ----------
+    n_classes : int
+        2 (binary loss) or ``K`` (softmax).
+    epsilon_noise, alpha : float
+        From :func:`objective_noise_scale` at ``epsilon_objective``.
+    epsilon_objective, epsilon_residual : float
+        The split of epsilon between the perturbed objective and the noise
+        that covers the solver's residual (they sum to epsilon).
+    noise : NoisePlan
+        The objective's noise ``b`` (``rank * d`` coordinates).
+    residual_noise : NoisePlan
+        Continuous L2 noise covering the solver's residual ``r``:
+        sensitivity ``2 r``, ``epsilon_residual``.
+    solver : SolverPlan
+        The certified solve (threshold, residual ``r``).
+    row_norm, C : float
+    event : PureDPEvent
+        ``PureDPEvent(epsilon)``.
+    """
+
+    n_classes: int
+    epsilon_noise: float
+    alpha: float
+    epsilon_objective: float
+    epsilon_residual: float
+    noise: NoisePlan
+    residual_noise: NoisePlan
+    solver: SolverPlan
+    row_norm: float
+    C: float
+    event: PureDPEvent
+
+
+def plan_objective(
     *,
     epsilon: float,
     C: float,
     row_norm: float,
-    source,
+    n_samples: int,
+    n_features: int,
+    n_classes: int,
     tol: float,
     max_iter: int,
-) -> tuple[NewtonResult, PureDPEvent]:
-    """Minimise the perturbed objective; epsilon-DP (replace one row).
+) -> ObjectivePlan:
+    """Plan objective perturbation from public quantities; may raise.
+
+    Parameters
+    ----------
+    epsilon : float
+        The fit's total epsilon.
+    C : float
+        Inverse regularisation strength.
+    row_norm : float
+        ``R`` (intercept column included).
+    n_samples, n_features : int
+        Rows and columns of ``Z``.
+    n_classes : int
+        2 or ``K >= 3``.
+    tol, max_iter :
+        The solver's stopping rule (:func:`~skdp.linear_model._newton.plan_solver`).
+
+    Returns
+    -------
+    plan : ObjectivePlan
+
+    Notes
+    -----
+    **Approximate minimisers** (Iyengar et al. 2019, approximate minima
+    perturbation, in its pure-DP form). The solver returns ``w`` within a
+    public radius ``r`` of the exact minimiser ``w*`` of the perturbed
+    objective, for every dataset and noise draw
+    (:func:`~skdp.linear_model._newton.solve`); ``w + b2`` is released,
+    ``b2`` of density proportional to ``exp(-epsilon_residual ||b2|| /
+    (2 r))``. For neighbours ``D, D'``, write the release as ``w*_D +
+    e_D(w*_D) + b2`` where, given ``w*_D = t``, the residual ``e_D(t)`` is a
+    deterministic function with ``||e_D(t)|| <= r``. Given ``t``, the two
+    kernels differ by a shift of at most ``2 r``, so their densities are
+    within ``exp(epsilon_residual)``; the densities of ``w*`` are within
+    ``exp(epsilon_objective)`` (:func:`objective_noise_scale`). Integrating
+    over ``t``, the release is ``(epsilon_objective + epsilon_residual)``-DP
+    = epsilon-DP. ``epsilon_residual`` is ``RESIDUAL_SHARE`` (1%) of
+    epsilon: ``r`` is about ``1e-7`` of the sensitivity at the default
+    ``tol``, so the residual noise is negligible next to the objective's.
+
+    Examples
+    --------
+    >>> from skdp.linear_model._objective import plan_objective
+    >>> plan = plan_objective(epsilon=1.0, C=1.0, row_norm=1.0, n_samples=1000,
+    ...                       n_features=3, n_classes=2, tol=1e-12, max_iter=100)
+    >>> plan.epsilon_objective + plan.epsilon_residual
+    1.0
+    >>> plan.event
+    PureDPEvent(label='', epsilon=1.0)
+    """
+    epsilon_residual = RESIDUAL_SHARE * epsilon
+    epsilon_objective = epsilon - epsilon_residual
+    rank, _, sensitivity = objective_geometry(n_classes)
+    epsilon_noise, alpha = objective_noise_scale(
+        epsilon_objective, C, row_norm, n_classes
+    )
+    dimension = rank * n_features
+    noise = plan_l2_noise(dimension, sensitivity, epsilon_noise)
+    check_magnitudes(
+        "objective perturbation",
+        **{
+            "C * R * (expected noise norm)": C * row_norm * dimension * noise.scale,
+            "alpha": alpha,
+        },
+    )
+    solver = plan_solver(
+        n_samples=n_samples,
+        n_features=n_features,
+        n_classes=n_classes,
+        row_norm=row_norm,
+        C=C,
+        alpha=alpha,
+        tol=tol,
+        max_iter=max_iter,
+    )
+    check_solver(solver, n_classes, n_features)
+    residual_noise = plan_l2_noise(dimension, 2.0 * solver.residual, epsilon_residual)
+    return ObjectivePlan(
+        n_classes=n_classes,
+        epsilon_noise=epsilon_noise,
+        alpha=alpha,
+        epsilon_objective=epsilon_objective,
+        epsilon_residual=epsilon_residual,
+        noise=noise,
+        residual_noise=residual_noise,
+        solver=solver,
+        row_norm=row_norm,
+        C=C,
+        event=PureDPEvent(epsilon),
+    )
+
+
+def run_objective(
+    Z: np.ndarray, Y: np.ndarray, plan: ObjectivePlan, source
+) -> np.ndarray:
+    """Run a planned objective perturbation; returns the released coefficients.
 
     Parameters
     ----------
     Z : ndarray of shape (n, d)
         Rows with ``||z_i|| <= row_norm`` (intercept column included).
-    Y : ndarray of shape (n,) or (n, K)
-        Binary labels in ``{-1, +1}``, or for ``K >= 3`` classes the matrix
-        with ``Y[i, k] = +1`` if row ``i`` is in class ``k``, else -1.
-    epsilon : float
-        Privacy parameter of this fit.
-    C : float
-        Inverse regularisation strength (scikit-learn's meaning).
-    row_norm : float
-        Public bound ``R`` on the row norms.
+    Y : ndarray of shape (n, 1) or (n, K)
+        Binary labels in ``{-1, +1}`` (one column), or for ``K >= 3``
+        classes ``Y[i, k] = +1`` if row ``i`` is in class ``k``, else -1.
+    plan : ObjectivePlan
     source : RandomSource
-        Noise source.
-    tol, max_iter :
-        Passed to the Newton solver (:mod:`skdp.linear_model._newton`).
 
     Returns
     -------
-    result : NewtonResult
-        The minimiser of ``alpha/2 ||W||^2 + C sum_i l(W; z_i, y_i) +
-        C R <B, W>``; ``coef`` has shape ``(1, d)`` for binary labels and
-        ``(K, d)`` otherwise.
-    event : PureDPEvent
-        ``PureDPEvent(epsilon)``, for all classes together.
+    coef : ndarray of shape (1, d) or (K, d)
 
     Notes
     -----
@@ -215,9 +345,42 @@ def objective_perturbation(
     ``S`` too (the first-order condition gives ``alpha 1^T W = 0``), the map
     ``W -> B`` is a bijection of ``S``, and the loss Hessians vanish on
     ``S``'s complement, so the proof of :func:`objective_noise_scale` holds
-    on ``S``. Noise along the complement would only shift every class's
-    score equally and change no prediction: leaving it out, the noise's norm
-    is ``Gamma((K - 1) d)`` instead of ``Gamma(K d)`` distributed.
+    on ``S``. Newton's and the fallback's iterates stay in ``S``, and the
+    residual noise is drawn in ``S`` the same way. Noise along the
+    complement of ``S`` would only shift every class's score equally and
+    change no prediction.
+    """
+    d = Z.shape[1]
+    rank = 1 if plan.n_classes == 2 else plan.n_classes - 1
+    basis = None if plan.n_classes == 2 else helmert(plan.n_classes).T
+    b = draw_l2_noise(plan.noise, source).reshape(rank, d)
+    B = b if basis is None else basis @ b
+    coef = solve(Z, Y, plan.solver, linear=plan.C * plan.row_norm * B)
+    coef = np.reshape(coef, B.shape)
+    residual = draw_l2_noise(plan.residual_noise, source).reshape(rank, d)
+    return coef + (residual if basis is None else basis @ residual)
+
+
+def objective_perturbation(
+    Z: np.ndarray,
+    Y: np.ndarray,
+    *,
+    epsilon: float,
+    C: float,
+    row_norm: float,
+    source,
+    tol: float = 1e-12,
+    max_iter: int = 100,
+) -> tuple[np.ndarray, PureDPEvent]:
+    """Plan and run objective perturbation in one call; epsilon-DP (replace one).
+
+    See :func:`plan_objective` (the guarantee) and :func:`run_objective`.
+
+    Returns
+    -------
+    coef : ndarray of shape (1, d) or (K, d)
+    event : PureDPEvent
+        ``PureDPEvent(epsilon)``, for all classes together.
 
     Examples
     --------
@@ -226,22 +389,22 @@ def objective_perturbation(
     >>> from skdp.utils import check_random_source
     >>> Z = np.array([[0.6, 0.8], [-0.6, 0.8], [0.8, 0.6], [-0.8, 0.6]])
     >>> y = np.array([1, -1, 1, -1])
-    >>> result, event = objective_perturbation(
-    ...     Z, y, epsilon=1.0, C=1.0, row_norm=1.0,
-    ...     source=check_random_source(0), tol=1e-12, max_iter=100)
-    >>> event.epsilon, result.converged
-    (1.0, True)
+    >>> coef, event = objective_perturbation(
+    ...     Z, y, epsilon=1.0, C=1.0, row_norm=1.0, source=check_random_source(0))
+    >>> coef.shape, event.epsilon
+    ((1, 2), 1.0)
     """
-    d = Z.shape[1]
     Y = np.asarray(Y, dtype=float)
     Y = Y[:, None] if Y.ndim == 1 else Y
     n_classes = max(2, Y.shape[1])
-    rank, _, sensitivity = objective_geometry(n_classes)
-    epsilon_noise, alpha = objective_noise_scale(epsilon, C, row_norm, n_classes)
-    b, _ = l2_vector_noise(rank * d, sensitivity, epsilon_noise, random_state=source)
-    b = b.reshape(rank, d)
-    B = b if n_classes == 2 else helmert(n_classes).T @ b
-    result = minimize_loss(
-        Z, Y, alpha=alpha, C=C, linear=C * row_norm * B, tol=tol, max_iter=max_iter
+    plan = plan_objective(
+        epsilon=epsilon,
+        C=C,
+        row_norm=row_norm,
+        n_samples=Z.shape[0],
+        n_features=Z.shape[1],
+        n_classes=n_classes,
+        tol=tol,
+        max_iter=max_iter,
     )
-    return result, PureDPEvent(epsilon)
+    return run_objective(Z, Y, plan, check_random_source(source)), plan.event

@@ -9,15 +9,26 @@ calibrated to its L2 sensitivity ``2 C R`` (``2 sqrt(2) C R`` for softmax).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import helmert
 
 from ..accounting._analytic_gaussian import gaussian_noise_multiplier
-from ..accounting._events import GaussianEvent, PureDPEvent
-from ..mechanisms import gaussian_mechanism, l2_vector_mechanism
+from ..accounting._events import GaussianEvent, PrivacyEvent, PureDPEvent
+from ..mechanisms import NoisePlan, add_noise, plan_gaussian, plan_l2_vector
+from ..utils._random import check_random_source
+from ._feasibility import check_magnitudes, check_solver
+from ._newton import SolverPlan, plan_solver, solve
 
-__all__ = ["output_event", "output_perturbation", "output_sensitivity"]
+__all__ = [
+    "OutputPlan",
+    "output_event",
+    "output_perturbation",
+    "output_sensitivity",
+    "plan_output",
+    "run_output",
+]
 
 
 def output_sensitivity(C: float, row_norm: float, n_classes: int = 2) -> float:
@@ -59,6 +70,110 @@ def output_sensitivity(C: float, row_norm: float, n_classes: int = 2) -> float:
     """
     per_row = 1.0 if n_classes == 2 else math.sqrt(2.0)
     return 2.0 * C * row_norm * per_row
+
+
+@dataclass(frozen=True)
+class OutputPlan:
+    """Every setting of one output-perturbation fit (public only).
+
+    Attributes
+    ----------
+    n_classes : int
+    sensitivity : float
+        ``Delta + 2 r``: the exact minimiser's sensitivity
+        (:func:`output_sensitivity`) plus twice the solver's residual.
+    solver : SolverPlan
+        The certified solve (``alpha = 1``).
+    noise : NoisePlan
+        L2 vector mechanism (pure) or Gaussian mechanism (``delta > 0``)
+        on the ``rank * d`` coordinates.
+    event : PureDPEvent or GaussianEvent
+    """
+
+    n_classes: int
+    sensitivity: float
+    solver: SolverPlan
+    noise: NoisePlan
+    event: PrivacyEvent
+
+
+def plan_output(
+    *,
+    epsilon: float,
+    delta: float,
+    C: float,
+    row_norm: float,
+    n_samples: int,
+    n_features: int,
+    n_classes: int,
+    tol: float,
+    max_iter: int,
+) -> OutputPlan:
+    """Plan output perturbation from public quantities; may raise.
+
+    Notes
+    -----
+    The solver returns a point within a public radius ``r`` of the exact
+    minimiser for every dataset (:func:`~skdp.linear_model._newton.solve`),
+    so two neighbours' released points differ by at most
+    ``||w*_D - w*_D'|| + 2 r <= Delta + 2 r`` (triangle inequality), and the
+    noise is calibrated to that. ``r`` is about ``1e-7`` of ``Delta`` at the
+    default ``tol``; a large ``tol`` or a small ``max_iter`` stays valid,
+    with more noise or more solver steps, never less privacy.
+
+    Examples
+    --------
+    >>> from skdp.linear_model._output import plan_output
+    >>> plan = plan_output(epsilon=1.0, delta=0.0, C=0.5, row_norm=2.0,
+    ...                    n_samples=100, n_features=3, n_classes=2,
+    ...                    tol=1e-12, max_iter=100)
+    >>> 2.0 < plan.sensitivity < 2.0 + 1e-9, plan.event.epsilon
+    (True, 1.0)
+    """
+    rank = 1 if n_classes == 2 else n_classes - 1
+    check_magnitudes("output perturbation", C=C, R=row_norm, **{"C * R": C * row_norm})
+    solver = plan_solver(
+        n_samples=n_samples,
+        n_features=n_features,
+        n_classes=n_classes,
+        row_norm=row_norm,
+        C=C,
+        alpha=1.0,
+        tol=tol,
+        max_iter=max_iter,
+    )
+    check_solver(solver, n_classes, n_features)
+    sensitivity = output_sensitivity(C, row_norm, n_classes) + 2.0 * solver.residual
+    size = rank * n_features
+    if delta > 0:
+        noise = plan_gaussian(sensitivity, size, epsilon=epsilon, delta=delta)
+    else:
+        noise = plan_l2_vector(sensitivity, epsilon, size)
+    check_magnitudes(
+        "output perturbation", **{"the noise scale": noise.scale * noise.gamma * size}
+    )
+    return OutputPlan(n_classes, sensitivity, solver, noise, noise.event)
+
+
+def run_output(Z: np.ndarray, Y: np.ndarray, plan: OutputPlan, source) -> np.ndarray:
+    """Run a planned output perturbation; returns the released coefficients.
+
+    Notes
+    -----
+    A multinomial minimiser lies in ``S = {W : 1^T W = 0}``: the softmax
+    loss gradients have columns summing to zero over the classes, so the
+    first-order condition gives ``1^T W = 0``. The noise is added to its
+    coordinates ``V = U^T W`` in an orthonormal basis ``U`` of
+    ``{u : 1^T u = 0}`` (``(K - 1) d`` numbers, the same sensitivity, as the
+    map is an isometry on ``S``), and ``U V`` is released: noise along the
+    complement of ``S`` would only shift all class scores equally.
+    """
+    coef = np.reshape(solve(Z, Y, plan.solver), (-1, Z.shape[1]))
+    if plan.n_classes == 2:
+        return np.reshape(add_noise(plan.noise, coef.ravel(), source), coef.shape)
+    basis = helmert(plan.n_classes)  # rows: U^T
+    noisy = add_noise(plan.noise, (basis @ coef).ravel(), source)
+    return basis.T @ np.reshape(noisy, (plan.n_classes - 1, -1))
 
 
 def output_event(epsilon: float, delta: float):
@@ -125,13 +240,10 @@ def output_perturbation(coef, *, epsilon, delta, C, row_norm, source):
     basis = None if n_classes == 2 else helmert(n_classes)  # rows: U^T
     value = coef.ravel() if basis is None else (basis @ coef).ravel()
     if delta > 0:
-        noisy, event = gaussian_mechanism(
-            value, sensitivity, epsilon, delta, random_state=source
-        )
+        plan = plan_gaussian(sensitivity, value.size, epsilon=epsilon, delta=delta)
     else:
-        noisy, event = l2_vector_mechanism(
-            value, sensitivity, epsilon, random_state=source
-        )
+        plan = plan_l2_vector(sensitivity, epsilon, value.size)
+    noisy = add_noise(plan, value, check_random_source(source))
     if basis is None:
-        return np.reshape(noisy, coef.shape), event
-    return basis.T @ np.reshape(noisy, (n_classes - 1, -1)), event
+        return np.reshape(noisy, coef.shape), plan.event
+    return basis.T @ np.reshape(noisy, (n_classes - 1, -1)), plan.event

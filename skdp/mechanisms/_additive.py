@@ -1,21 +1,32 @@
 """Additive noise mechanisms: Laplace, Gaussian and the L2 vector mechanism.
 
-Each function takes the exact value, its sensitivity and the privacy
-parameters, and returns ``(noisy_value, event)``: the noisy value and the
-:class:`~skdp.accounting.PrivacyEvent` the caller must charge. The caller
-charges the event *before* releasing the value (``PrivacyBudget.spend``);
-these functions only draw noise.
+Each mechanism comes in two halves, following skdp's plan-charge-run
+contract (:mod:`skdp.base`):
+
+* ``plan_*`` takes the public quantities (sensitivity, privacy parameters,
+  number of coordinates), checks that they are numerically feasible, and
+  returns a :class:`NoisePlan`: the event to charge and every setting of the
+  noise (grid spacing, noise scale in grid steps). It may raise.
+* :func:`add_noise` (and :func:`draw_l2_noise`) applies a plan to the exact
+  value after the caller has charged ``plan.event``. It does not raise.
+
+epsilon becomes a noise scale in exactly one place, the plan. The
+one-call functions (:func:`laplace_mechanism`, :func:`gaussian_mechanism`,
+:func:`l2_vector_mechanism`, :func:`l2_vector_noise`) validate their value,
+plan and apply, and return ``(noisy_value, event)``; the caller charges the
+event *before* releasing the value.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..accounting._analytic_gaussian import gaussian_noise_multiplier
-from ..accounting._events import GaussianEvent, LaplaceEvent, PureDPEvent
-from ..utils._random import check_random_source
+from ..accounting._events import GaussianEvent, LaplaceEvent, PrivacyEvent, PureDPEvent
+from ..utils._random import RandomSource, check_random_source
 from ._samplers import (
     grid_spacing,
     round_to_grid,
@@ -24,11 +35,58 @@ from ._samplers import (
 )
 
 __all__ = [
+    "NoisePlan",
+    "add_noise",
+    "draw_l2_noise",
     "gaussian_mechanism",
     "l2_vector_mechanism",
     "l2_vector_noise",
     "laplace_mechanism",
+    "plan_gaussian",
+    "plan_l2_noise",
+    "plan_l2_vector",
+    "plan_laplace",
 ]
+
+# Noise scales outside this range are refused by the plans: below it the
+# grid spacing (2**-32 of the scale) is no longer a normal float, above it
+# noise of a few million scales overflows float64.
+_MIN_SCALE = 1e-250
+_MAX_SCALE = 1e250
+# Coordinates one plan may cover (memory of the noise, about 8 bytes each).
+_MAX_SIZE = 2**40
+
+
+@dataclass(frozen=True)
+class NoisePlan:
+    """Everything an additive mechanism will do, decided before the charge.
+
+    Attributes
+    ----------
+    kind : {"laplace", "gaussian", "l2_vector", "l2_noise"}
+        Discrete Laplace per coordinate, discrete Gaussian per coordinate,
+        the L2 vector mechanism on a grid, or continuous L2 noise alone.
+    size : int
+        Number of coordinates.
+    sensitivity : float
+        The declared sensitivity (L1 for Laplace, L2 otherwise).
+    gamma : float
+        Grid spacing (a power of two); 0 for ``"l2_noise"``.
+    scale : float
+        Noise scale in grid steps: the discrete Laplace scale, the discrete
+        Gaussian's sigma, or (vector mechanisms) the Gamma scale of the
+        noise norm; in value units for ``"l2_noise"``. The rounding slack
+        is included.
+    event : PrivacyEvent
+        What applying the plan spends.
+    """
+
+    kind: str
+    size: int
+    sensitivity: float
+    gamma: float
+    scale: float
+    event: PrivacyEvent
 
 
 def _check_positive(name, value):
@@ -42,6 +100,218 @@ def _check_positive(name, value):
     return value
 
 
+def _check_size(size, name: str = "the number of coordinates") -> int:
+    if (
+        isinstance(size, bool)
+        or not isinstance(size, int | np.integer | float | np.floating)
+        or not math.isfinite(size)
+        or int(size) != size
+        or size < 1
+    ):
+        raise ValueError(f"{name} must be an integer >= 1, got {size!r}.")
+    size = int(size)
+    if size > _MAX_SIZE:
+        raise ValueError(
+            f"{size} noise coordinates are more than skdp can hold ({_MAX_SIZE})."
+        )
+    return size
+
+
+def _check_scale(scale: float, what: str) -> None:
+    if not (_MIN_SCALE <= scale <= _MAX_SCALE):
+        raise ValueError(
+            f"The noise scale of {what} would be {scale:.3g}, outside the range "
+            f"[{_MIN_SCALE:g}, {_MAX_SCALE:g}] that float64 arithmetic can carry "
+            "without overflow or underflow; check the sensitivity and epsilon "
+            "(a fit this noisy, or this exact, is not meaningful)."
+        )
+
+
+def plan_laplace(sensitivity, epsilon, size, *, label="") -> NoisePlan:
+    """Plan the Laplace mechanism on ``size`` coordinates; epsilon-DP.
+
+    Parameters
+    ----------
+    sensitivity : float
+        L1 sensitivity ``Delta_1`` of the value, > 0.
+    epsilon : float
+        > 0.
+    size : int
+        Number of coordinates.
+    label : str, default=""
+        Label of the event.
+
+    Returns
+    -------
+    plan : NoisePlan
+        ``kind="laplace"``, event ``LaplaceEvent(epsilon)``; ``scale`` is
+        ``(Delta_1 + size gamma) / (epsilon gamma)`` grid steps (see
+        :func:`laplace_mechanism`).
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import plan_laplace
+    >>> plan = plan_laplace(1.0, 0.5, size=3)
+    >>> plan.event, plan.gamma == 2.0**-31
+    (LaplaceEvent(label='', epsilon=0.5), True)
+    """
+    sensitivity = _check_positive("sensitivity", sensitivity)
+    epsilon = _check_positive("epsilon", epsilon)
+    size = _check_size(size)
+    _check_scale(sensitivity / epsilon, "the Laplace mechanism")
+    gamma = grid_spacing(sensitivity / epsilon)
+    scale = (sensitivity + size * gamma) / (epsilon * gamma)
+    return NoisePlan(
+        "laplace", size, sensitivity, gamma, scale, LaplaceEvent(epsilon, label=label)
+    )
+
+
+def plan_gaussian(
+    sensitivity, size, *, epsilon=None, delta=None, noise_multiplier=None, label=""
+) -> NoisePlan:
+    """Plan the Gaussian mechanism on ``size`` coordinates.
+
+    Give either ``epsilon`` and ``delta`` (analytic calibration, Balle &
+    Wang 2018) or ``noise_multiplier``.
+
+    Returns
+    -------
+    plan : NoisePlan
+        ``kind="gaussian"``, event ``GaussianEvent(noise_multiplier)``;
+        ``scale`` is the discrete Gaussian's sigma in grid steps,
+        ``noise_multiplier (Delta_2 + sqrt(size) gamma) / gamma``.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import plan_gaussian
+    >>> plan = plan_gaussian(1.0, 2, noise_multiplier=2.0)
+    >>> plan.event
+    GaussianEvent(label='', noise_multiplier=2.0)
+    """
+    sensitivity = _check_positive("sensitivity", sensitivity)
+    size = _check_size(size)
+    if noise_multiplier is None:
+        if epsilon is None or delta is None:
+            raise ValueError("Give epsilon and delta, or noise_multiplier.")
+        epsilon = _check_positive("epsilon", epsilon)
+        delta = float(delta)
+        if not 0 < delta < 1:
+            raise ValueError(
+                f"delta must be in (0, 1) for Gaussian noise, got {delta!r}."
+            )
+        noise_multiplier = gaussian_noise_multiplier(epsilon, delta)
+    else:
+        if epsilon is not None or delta is not None:
+            raise ValueError(
+                "Give either (epsilon, delta) or noise_multiplier, not both."
+            )
+        noise_multiplier = _check_positive("noise_multiplier", noise_multiplier)
+    _check_scale(noise_multiplier * sensitivity, "the Gaussian mechanism")
+    gamma = grid_spacing(noise_multiplier * sensitivity)
+    scale = noise_multiplier * (sensitivity + math.sqrt(size) * gamma) / gamma
+    return NoisePlan(
+        "gaussian",
+        size,
+        sensitivity,
+        gamma,
+        scale,
+        GaussianEvent(noise_multiplier, label=label),
+    )
+
+
+def plan_l2_vector(sensitivity, epsilon, size, *, label="") -> NoisePlan:
+    """Plan the L2 vector mechanism on a grid (see :func:`l2_vector_mechanism`).
+
+    Returns
+    -------
+    plan : NoisePlan
+        ``kind="l2_vector"``, event ``PureDPEvent(epsilon)``; ``scale`` is
+        the Gamma scale of the noise norm in grid steps,
+        ``(Delta_2 + sqrt(size) gamma) / (epsilon gamma)``.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import plan_l2_vector
+    >>> plan_l2_vector(2.0, 1.0, size=4).event
+    PureDPEvent(label='', epsilon=1.0)
+    """
+    sensitivity = _check_positive("sensitivity", sensitivity)
+    epsilon = _check_positive("epsilon", epsilon)
+    size = _check_size(size)
+    _check_scale(size * sensitivity / epsilon, "the L2 vector mechanism")
+    gamma = grid_spacing(sensitivity / epsilon)
+    scale = (sensitivity + math.sqrt(size) * gamma) / (epsilon * gamma)
+    return NoisePlan(
+        "l2_vector", size, sensitivity, gamma, scale, PureDPEvent(epsilon, label=label)
+    )
+
+
+def plan_l2_noise(dimension, sensitivity, epsilon, *, label="") -> NoisePlan:
+    """Plan continuous noise of density proportional to exp(-epsilon ||b|| / Delta_2).
+
+    Returns
+    -------
+    plan : NoisePlan
+        ``kind="l2_noise"``, event ``PureDPEvent(epsilon)``; ``scale`` is
+        ``Delta_2 / epsilon`` (the Gamma scale of the norm).
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import plan_l2_noise
+    >>> plan_l2_noise(3, 2.0, 0.5).scale
+    4.0
+    """
+    dimension = _check_size(dimension, "dimension")
+    sensitivity = _check_positive("sensitivity", sensitivity)
+    epsilon = _check_positive("epsilon", epsilon)
+    _check_scale(dimension * sensitivity / epsilon, "the L2 noise")
+    return NoisePlan(
+        "l2_noise",
+        dimension,
+        sensitivity,
+        0.0,
+        sensitivity / epsilon,
+        PureDPEvent(epsilon, label=label),
+    )
+
+
+def draw_l2_noise(plan: NoisePlan, source: RandomSource) -> np.ndarray:
+    """Draw the noise of a ``plan_l2_noise`` or ``plan_l2_vector`` plan.
+
+    In polar form: a norm of Gamma(``size``, ``scale``) law (a sum of
+    ``size`` standard exponentials times ``scale``) and a direction uniform
+    on the sphere (normalised standard normals).
+    """
+    norm = source.exponential(plan.size).sum() * plan.scale
+    direction = source.standard_normal(plan.size)
+    length = float(np.linalg.norm(direction))
+    if not length > 0:  # probability zero; keep the draw well defined
+        direction = np.zeros(plan.size)
+        direction[0], length = 1.0, 1.0
+    return norm * (direction / length)
+
+
+def add_noise(plan: NoisePlan, value, source: RandomSource) -> np.ndarray:
+    """Apply a Laplace, Gaussian or L2 vector plan to ``value``.
+
+    ``value`` must hold ``plan.size`` finite numbers (any shape); the result
+    has its shape, every entry a multiple of ``plan.gamma``. Entries are
+    rounded to the grid and clipped to +-2**50 grid steps first (a bounded
+    value stays exact; the clip never binds for finite values the caller
+    has bounded). Does not raise.
+    """
+    arr = np.nan_to_num(np.asarray(value, dtype=float), nan=0.0)
+    index = round_to_grid(arr, plan.gamma)
+    if plan.kind == "laplace":
+        noise = sample_discrete_laplace(plan.scale, arr.shape, source)
+    elif plan.kind == "gaussian":
+        noise = sample_discrete_gaussian(plan.scale, arr.shape, source)
+    else:  # "l2_vector": continuous L2 noise in grid units, rounded to the grid
+        unit = NoisePlan("l2_noise", plan.size, 1.0, 0.0, plan.scale, plan.event)
+        noise = np.rint(draw_l2_noise(unit, source)).reshape(arr.shape)
+    return (index + noise) * plan.gamma
+
+
 def _as_output(noisy: np.ndarray, value):
     return float(noisy) if np.ndim(value) == 0 else noisy
 
@@ -53,6 +323,8 @@ def _finite_array(value) -> np.ndarray:
         raise ValueError(f"value must be numeric: {error}") from None
     if not np.all(np.isfinite(arr)):
         raise ValueError("value must be finite (no NaN or infinity).")
+    if arr.size == 0:
+        raise ValueError("value must hold at least one number.")
     return arr
 
 
@@ -107,15 +379,10 @@ def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, label="
     >>> abs(noisy - 10.0) < 40
     True
     """
-    sensitivity = _check_positive("sensitivity", sensitivity)
-    epsilon = _check_positive("epsilon", epsilon)
     arr = _finite_array(value)
-    source = check_random_source(random_state)
-    gamma = grid_spacing(sensitivity / epsilon)
-    scale_steps = (sensitivity + arr.size * gamma) / (epsilon * gamma)
-    noise = sample_discrete_laplace(scale_steps, arr.shape, source)
-    noisy = (round_to_grid(arr, gamma) + noise) * gamma
-    return _as_output(noisy, value), LaplaceEvent(epsilon, label=label)
+    plan = plan_laplace(sensitivity, epsilon, arr.size, label=label)
+    noisy = add_noise(plan, arr, check_random_source(random_state))
+    return _as_output(noisy, value), plan.event
 
 
 def gaussian_mechanism(
@@ -179,30 +446,17 @@ def gaussian_mechanism(
     >>> noisy.shape, round(event.noise_multiplier, 3)
     ((2,), 3.731)
     """
-    sensitivity = _check_positive("sensitivity", sensitivity)
-    if noise_multiplier is None:
-        if epsilon is None or delta is None:
-            raise ValueError("Give epsilon and delta, or noise_multiplier.")
-        epsilon = _check_positive("epsilon", epsilon)
-        delta = float(delta)
-        if not 0 < delta < 1:
-            raise ValueError(
-                f"delta must be in (0, 1) for Gaussian noise, got {delta!r}."
-            )
-        noise_multiplier = gaussian_noise_multiplier(epsilon, delta)
-    else:
-        if epsilon is not None or delta is not None:
-            raise ValueError(
-                "Give either (epsilon, delta) or noise_multiplier, not both."
-            )
-        noise_multiplier = _check_positive("noise_multiplier", noise_multiplier)
     arr = _finite_array(value)
-    source = check_random_source(random_state)
-    gamma = grid_spacing(noise_multiplier * sensitivity)
-    sigma_steps = noise_multiplier * (sensitivity + math.sqrt(arr.size) * gamma) / gamma
-    noise = sample_discrete_gaussian(sigma_steps, arr.shape, source)
-    noisy = (round_to_grid(arr, gamma) + noise) * gamma
-    return _as_output(noisy, value), GaussianEvent(noise_multiplier, label=label)
+    plan = plan_gaussian(
+        sensitivity,
+        arr.size,
+        epsilon=epsilon,
+        delta=delta,
+        noise_multiplier=noise_multiplier,
+        label=label,
+    )
+    noisy = add_noise(plan, arr, check_random_source(random_state))
+    return _as_output(noisy, value), plan.event
 
 
 def l2_vector_noise(dimension, sensitivity, epsilon, *, random_state=None, label=""):
@@ -247,22 +501,8 @@ def l2_vector_noise(dimension, sensitivity, epsilon, *, random_state=None, label
     >>> b.shape, event.epsilon
     ((5,), 1.0)
     """
-    if (
-        isinstance(dimension, bool)
-        or not isinstance(dimension, int | np.integer | float | np.floating)
-        or not math.isfinite(dimension)
-        or int(dimension) != dimension
-        or dimension < 1
-    ):
-        raise ValueError(f"dimension must be an integer >= 1, got {dimension!r}.")
-    dimension = int(dimension)
-    sensitivity = _check_positive("sensitivity", sensitivity)
-    epsilon = _check_positive("epsilon", epsilon)
-    source = check_random_source(random_state)
-    norm = source.exponential(dimension).sum() * sensitivity / epsilon
-    direction = source.standard_normal(dimension)
-    direction /= np.linalg.norm(direction)
-    return norm * direction, PureDPEvent(epsilon, label=label)
+    plan = plan_l2_noise(dimension, sensitivity, epsilon, label=label)
+    return draw_l2_noise(plan, check_random_source(random_state)), plan.event
 
 
 def l2_vector_mechanism(value, sensitivity, epsilon, *, random_state=None, label=""):
@@ -305,16 +545,6 @@ def l2_vector_mechanism(value, sensitivity, epsilon, *, random_state=None, label
     >>> out.shape
     (2,)
     """
-    sensitivity = _check_positive("sensitivity", sensitivity)
-    epsilon = _check_positive("epsilon", epsilon)
     arr = _finite_array(value).ravel()
-    gamma = grid_spacing(sensitivity / epsilon)
-    noise, event = l2_vector_noise(
-        arr.size,
-        sensitivity + math.sqrt(arr.size) * gamma,
-        epsilon,
-        random_state=random_state,
-        label=label,
-    )
-    noisy = (round_to_grid(arr, gamma) + np.rint(noise / gamma)) * gamma
-    return noisy, event
+    plan = plan_l2_vector(sensitivity, epsilon, arr.size, label=label)
+    return add_noise(plan, arr, check_random_source(random_state)), plan.event

@@ -10,6 +10,7 @@ import numpy as np
 from scipy.stats import loguniform
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
+from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags, indexable
 from sklearn.utils.metaestimators import available_if
 
@@ -23,9 +24,9 @@ from ..accounting._events import (
 from ..accounting._repetition import (
     truncated_negative_binomial_stopping_probability,
 )
-from ..exceptions import PrivacyLeakWarning
-from ..mechanisms._additive import laplace_mechanism
-from ..utils._privacy import PrivateEstimatorMixin
+from ..base import FitPlan, PrivateEstimatorMixin
+from ..mechanisms import add_noise, plan_laplace
+from ..utils._privacy import user_stacklevel
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
     HasMethods,
@@ -37,6 +38,7 @@ from ..utils._sklearn_compat import (
     num_samples,
     safe_indexing,
 )
+from ._steps import step_privacy
 from ._stopping import sample_poisson, sample_truncated_negative_binomial
 
 __all__ = ["PrivateSearchCV"]
@@ -46,55 +48,29 @@ __all__ = ["PrivateSearchCV"]
 _CURVE_RTOL = 1e-9
 # How many candidates, drawn with a fixed public seed, stand for the parameter
 # distributions when checking that every candidate costs the same privacy.
-_N_REFERENCE_CANDIDATES = 16
+_N_REFERENCE_CANDIDATES = 64
 # The calibrated search costs at least (1 - this) times its epsilon.
 _CALIBRATION_RTOL = 1e-4
 
 
-class _ProbeStop(Exception):
-    """Raised by a probing budget to stop a fit at its charge."""
-
-    def __init__(self, event: PrivacyEvent):
-        super().__init__("probe")
-        self.event = event
-
-
-class _TrialBudget(PrivacyBudget):
-    """Stands in for the user's budget inside the search's own fits.
-
-    In *probe* mode (``reference=None``), :meth:`spend` stops the fit by
-    raising :class:`_ProbeStop` with the event the fit was about to charge:
-    the fit has validated its input but computed no noisy output. In *guard*
-    mode it lets a trial fit proceed only if the trial's event costs no more
-    than the reference curve (already paid for by the search's one charge),
-    at every Renyi order; it records nothing.
-    """
-
-    def __init__(self, accountant, reference=None):
-        super().__init__(math.inf, 0.5, accountant=accountant)
-        self._reference = reference
-
-    def spend(self, event, label=None):
-        if self._reference is None:
-            raise _ProbeStop(event)
-        curve = self.accountant.rdp_curve(event)
-        limit = self._reference * (1.0 + _CURVE_RTOL) + 1e-15
-        if np.any(~(curve <= limit)):
-            raise RuntimeError(
-                f"A trial of the search was about to charge {event!r}, which costs "
-                "more privacy than the trial event the search paid for. Its fit was "
-                "stopped before computing anything noisy. The privacy cost of the "
-                "estimator depends on a tuned parameter drawn from a continuous "
-                "distribution; tune it over a list of values instead."
-            )
-        return None
-
-    def check(self, event):
-        return True
-
-
 def _strip_label(event: PrivacyEvent) -> PrivacyEvent:
     return event.with_label("")
+
+
+def _distinct(values) -> list:
+    """The distinct values of a list, in first-seen order."""
+    out = []
+    for value in values:
+        if not any(value is seen or _same(value, seen) for seen in out):
+            out.append(value)
+    return out
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(type(a) is type(b) and a == b)
+    except Exception:  # e.g. arrays, whose == is elementwise
+        return False
 
 
 def _delegate(attribute):
@@ -406,78 +382,136 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
             "stopping_probability": gamma,
         }
 
-    @staticmethod
-    def _private_prefix(estimator) -> str:
-        """``""`` or ``"step__"``: where the ``epsilon``/``budget`` params are."""
-        params = estimator.get_params(deep=True)
-        if "epsilon" in params and "budget" in params:
-            return ""
-        prefixes = [
-            key[: -len("epsilon")]
-            for key in params
-            if key.endswith("__epsilon") and key[: -len("epsilon")] + "budget" in params
-        ]
-        if len(prefixes) != 1:
-            raise ValueError(
-                "PrivateSearchCV needs an estimator with 'epsilon' and 'budget' "
-                "parameters (a private skdp estimator, or a pipeline with exactly "
-                f"one); {type(estimator).__name__} has "
-                f"{'none' if not prefixes else len(prefixes)}."
-            )
-        return prefixes[0]
+    def _split(self, estimator, tuned):
+        """``(stateless prefix or None, private final estimator, param prefix)``.
 
-    # -- probing ----------------------------------------------------------
-    def _trial(self, estimator, prefix, candidate, trial_epsilon, budget, seed):
-        trial = clone(estimator)
-        params = dict(candidate)
-        params[prefix + "epsilon"] = trial_epsilon
-        params[prefix + "budget"] = budget
-        inner = trial.get_params(deep=True)
-        if prefix + "random_state" in inner:
-            params[prefix + "random_state"] = seed
-        if prefix + "verbose" in inner:
+        Refuses, before anything is charged, any estimator whose released
+        model could carry information the search's event does not cover: the
+        private estimator must be the last step, and every earlier step must
+        learn nothing from the data (see
+        :func:`~skdp.model_selection._steps.step_privacy`).
+        """
+        if isinstance(estimator, Pipeline):
+            name, final = estimator.steps[-1]
+            for step_name, step in estimator.steps[:-1]:
+                kind = step_privacy(step)
+                if kind == "private":
+                    raise ValueError(
+                        f"Step {step_name!r} of the pipeline is a private skdp "
+                        "estimator before the last step; PrivateSearchCV plans "
+                        "one private fit per trial, the last step's, and does not "
+                        "support more. Fit that step separately on its own budget."
+                    )
+                if kind == "leaking":
+                    raise ValueError(
+                        f"Step {step_name!r} ({type(step).__name__}) learns from "
+                        "the training data without privacy, and its fitted state "
+                        "would be released with the best trial uncovered by the "
+                        "search's privacy event. Every step before the private "
+                        "estimator must be stateless (e.g. Normalizer, "
+                        "FunctionTransformer, OneHotEncoder with declared "
+                        "categories) or removed."
+                    )
+            prefix = (
+                Pipeline(estimator.steps[:-1]) if len(estimator.steps) > 1 else None
+            )
+            param_prefix = name + "__"
+        else:
+            final, prefix, param_prefix = estimator, None, ""
+        if step_privacy(final) != "private":
+            where = " as the last step of the pipeline" if prefix is not None else ""
+            raise ValueError(
+                f"PrivateSearchCV needs a private skdp estimator{where}, got "
+                f"{type(final).__name__}: a non-private final step would train on "
+                "the real data while the search charges only the private step's "
+                "event."
+            )
+        params = final.get_params(deep=False)
+        if "epsilon" not in params or "budget" not in params:
+            raise ValueError(
+                f"{type(final).__name__} has no 'epsilon' and 'budget' parameters; "
+                "PrivateSearchCV tunes private skdp estimators only."
+            )
+        outside = sorted(k for k in tuned if not k.startswith(param_prefix))
+        if outside:
+            raise ValueError(
+                f"param_distributions tunes {outside}, which are not parameters of "
+                "the private last step; only its parameters can be tuned (the "
+                "steps before it are fitted once, before the search charges)."
+            )
+        owned = {param_prefix + name for name in ("epsilon", "budget", "random_state")}
+        if tuned & owned:
+            raise ValueError(
+                f"param_distributions cannot tune {sorted(tuned & owned)}: the "
+                "search sets the trials' epsilon from its own budget, charges the "
+                "budget itself and draws the trials' randomness."
+            )
+        return prefix, final, param_prefix
+
+    @staticmethod
+    def _trial(final, param_prefix, candidate, trial_epsilon, seed):
+        """A clone of the private estimator with a candidate's parameters."""
+        trial = clone(final)
+        params = {key[len(param_prefix) :]: value for key, value in candidate.items()}
+        params["epsilon"] = trial_epsilon
+        params["budget"] = None
+        inner = trial.get_params(deep=False)
+        if "random_state" in inner:
+            params["random_state"] = seed
+        if "verbose" in inner:
             # Messages per trial would reveal how many trials ran.
-            params[prefix + "verbose"] = 0
+            params["verbose"] = 0
         return trial.set_params(**params)
 
-    def _probe(self, estimator, prefix, candidate, trial_epsilon, X, y, accountant):
-        """The event a trial would charge, found by a fit stopped at its charge."""
-        trial = self._trial(
-            estimator, prefix, candidate, trial_epsilon, _TrialBudget(accountant), 0
-        )
-        with warnings.catch_warnings():
-            # The real trials warn; the probes would only repeat it.
-            warnings.simplefilter("ignore", PrivacyLeakWarning)
-            try:
-                trial.fit(X, y)
-            except _ProbeStop as stop:
-                return _strip_label(stop.event)
-        raise ValueError(
-            f"{type(estimator).__name__}.fit did not charge its budget, so its "
-            "privacy cost is unknown; PrivateSearchCV tunes private estimators "
-            "only."
-        )
+    def _plan_trial(self, final, param_prefix, candidate, trial_epsilon, X, y):
+        """The prepared input and plan of one trial (may raise)."""
+        trial = self._trial(final, param_prefix, candidate, trial_epsilon, None)
+        prepared, plan = trial._plan_with_input(X, y)
+        return trial, prepared, plan
 
     def _reference_candidates(self, distributions) -> list[dict]:
+        """Candidates checked before the charge, drawn with a public seed.
+
+        Every candidate of a finite grid (lists only) up to
+        ``_N_REFERENCE_CANDIDATES``; otherwise that many draws.
+        """
         grids = distributions if isinstance(distributions, list) else [distributions]
         finite = all(
             all(not hasattr(values, "rvs") for values in grid.values())
             for grid in grids
         )
-        n_candidates = _N_REFERENCE_CANDIDATES
         if finite:
-            n_candidates = min(n_candidates, len(ParameterGrid(distributions)))
+            distinct = [
+                {key: _distinct(values) for key, values in grid.items()}
+                for grid in grids
+            ]
+            grid = ParameterGrid(distinct)
+            if len(grid) <= _N_REFERENCE_CANDIDATES:
+                return list(grid)
         # A fixed public seed: the references must not depend on anything secret.
         return list(
-            ParameterSampler(distributions, n_iter=n_candidates, random_state=0)
+            ParameterSampler(
+                distributions, n_iter=_N_REFERENCE_CANDIDATES, random_state=0
+            )
         )
 
-    def _calibrate(self, estimator, prefix, reference, X, y, accountant, law):
+    def _check_listed_values(self, final, param_prefix, distributions):
+        """Every listed value of every parameter passes the estimator's validation."""
+        grids = distributions if isinstance(distributions, list) else [distributions]
+        for grid in grids:
+            for key, values in grid.items():
+                if hasattr(values, "rvs"):
+                    continue
+                for value in _distinct(values):
+                    trial = clone(final).set_params(**{key[len(param_prefix) :]: value})
+                    trial._validate_params()
+
+    def _calibrate(self, final, param_prefix, reference, X, y, accountant, law):
         """Largest per-trial epsilon whose search costs at most ``epsilon``.
 
         The cost grows with the per-trial epsilon; in log-log coordinates it
         is nearly linear, so a bracketed secant search (the Illinois variant
-        of regula falsi) needs few evaluations, each one a probe. The lower
+        of regula falsi) needs few evaluations, each one a plan. The lower
         end of the bracket always meets the target; the search stops once its
         cost is within a relative ``_CALIBRATION_RTOL`` of the target.
         """
@@ -486,18 +520,18 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         evaluated: dict[float, tuple] = {}
 
         def excess(log_trial_total):
-            """``log(cost / target)``, caching the events it probed."""
+            """``log(cost / target)``, caching the events it planned."""
             if log_trial_total not in evaluated:
                 trial_total = math.exp(log_trial_total)
-                train = self._probe(
-                    estimator,
-                    prefix,
+                _, _, plan = self._plan_trial(
+                    final,
+                    param_prefix,
                     reference,
                     (1.0 - score_share) * trial_total,
                     X,
                     y,
-                    accountant,
                 )
+                train = _strip_label(plan.event)
                 base = ComposedEvent((train, LaplaceEvent(score_share * trial_total)))
                 event = RepeatedRandomStoppingEvent(base, **law)
                 cost = accountant.epsilon_delta([event], self.delta)[0]
@@ -548,6 +582,100 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         _, train, event = evaluated[low]
         return math.exp(low), train, event
 
+    def _plan_search(self, X, y):
+        """Everything decided before the charge; every refusal happens here."""
+        estimator = self._inner_estimator()
+        distributions = self._distributions()
+        grids = distributions if isinstance(distributions, list) else [distributions]
+        tuned = {key for grid in grids for key in grid}
+        prefix, final, param_prefix = self._split(estimator, tuned)
+        self._check_listed_values(final, param_prefix, distributions)
+        law = self._stopping_law()
+        accountant = self._accountant()
+
+        X, y = indexable(X, y)
+        if prefix is not None:
+            # Stateless steps: fitting them reads nothing but the shape; done
+            # once, on all rows, so that their errors come before the charge.
+            prefix = clone(prefix)
+            X = prefix.fit_transform(X, y)
+        references = self._reference_candidates(distributions)
+        # Validate all rows the way the estimator would, so that bad input
+        # fails here, before the budget is charged.
+        self._plan_trial(final, param_prefix, references[0], float(self.epsilon), X, y)
+        n_samples = num_samples(X)
+        n_validation = int(math.floor(self.validation_fraction * n_samples))
+        if n_validation < 1 or n_samples - n_validation < 1:
+            raise ValueError(
+                "PrivateSearchCV splits the data into a training and a validation "
+                f"part and needs at least one row in each; got {n_samples} "
+                f"sample(s) with validation_fraction={self.validation_fraction}."
+            )
+        source = check_random_source(self.random_state)
+        generator = source.numpy_generator()
+        order = generator.permutation(n_samples)
+        train_rows, validation_rows = order[n_validation:], order[:n_validation]
+        data = {
+            "X_train": safe_indexing(X, train_rows),
+            "X_validation": safe_indexing(X, validation_rows),
+            "y_train": None if y is None else safe_indexing(y, train_rows),
+            "y_validation": None if y is None else safe_indexing(y, validation_rows),
+        }
+
+        # What one trial costs, found before charging anything.
+        trial_total, train_event, event = self._calibrate(
+            final,
+            param_prefix,
+            references[0],
+            data["X_train"],
+            data["y_train"],
+            accountant,
+            law,
+        )
+        trial_epsilon = (1.0 - self.score_epsilon_fraction) * trial_total
+        reference_curve = accountant.rdp_curve(train_event)
+        for candidate in references[1:]:
+            _, _, plan = self._plan_trial(
+                final,
+                param_prefix,
+                candidate,
+                trial_epsilon,
+                data["X_train"],
+                data["y_train"],
+            )
+            if np.any(
+                accountant.rdp_curve(_strip_label(plan.event))
+                > reference_curve * (1 + _CURVE_RTOL)
+            ):
+                raise ValueError(
+                    f"The privacy cost of a trial depends on the tuned parameters: "
+                    f"{candidate} charges {plan.event!r} but {references[0]} "
+                    f"charges {train_event!r}. Tune only parameters that leave the "
+                    "cost unchanged (for DP-SGD: not the batch size or number of "
+                    "steps), or run one search per setting."
+                )
+        score_epsilon = self.score_epsilon_fraction * trial_total
+        score_plan = plan_laplace(1.0 / n_validation, score_epsilon, 1)
+        return FitPlan(
+            event,
+            self.delta,
+            {
+                "prefix": prefix,
+                "final": final,
+                "param_prefix": param_prefix,
+                "distributions": distributions,
+                "law": law,
+                "trial_epsilon": trial_epsilon,
+                "score_epsilon": score_epsilon,
+                "score_plan": score_plan,
+                "reference_curve": reference_curve,
+                "n_validation": n_validation,
+                "source": source,
+                "generator": generator,
+                "data": data,
+            },
+        )
+
     # -- fitting ----------------------------------------------------------
     @fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
@@ -565,149 +693,124 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         self : PrivateSearchCV
             Fitted searcher.
         """
-        estimator = self._inner_estimator()
-        distributions = self._distributions()
-        prefix = self._private_prefix(estimator)
-        tuned = {
-            key
-            for grid in (
-                distributions if isinstance(distributions, list) else [distributions]
+        self._fit_private(X, y)
+        if self.best_estimator_ is None:
+            # Public: the number of trials is the search's own randomness.
+            warnings.warn(
+                "The search released no model: no trial ran (a Poisson draw of "
+                "zero) or none could (see Notes); its budget is spent. Fit again "
+                "with a new budget, or use a larger mean_trials.",
+                UserWarning,
+                stacklevel=2,
             )
-            for key in grid
-        }
-        owned = {prefix + name for name in ("epsilon", "budget", "random_state")}
-        if tuned & owned:
-            raise ValueError(
-                f"param_distributions cannot tune {sorted(tuned & owned)}: the "
-                "search sets the trials' epsilon from its own budget, charges the "
-                "budget itself and draws the trials' randomness."
-            )
-        law = self._stopping_law()
-        accountant = self._accountant()
+        return self
 
-        X, y = indexable(X, y)
-        # Validate all rows the way the estimator would (a fit stopped at its
-        # charge), so that bad input fails here, before the budget is charged,
-        # and not when the validation rows are scored.
-        references = self._reference_candidates(distributions)
-        self._probe(
-            estimator, prefix, references[0], float(self.epsilon), X, y, accountant
-        )
-        n_samples = num_samples(X)
-        n_validation = int(math.floor(self.validation_fraction * n_samples))
-        if n_validation < 1 or n_samples - n_validation < 1:
-            raise ValueError(
-                "PrivateSearchCV splits the data into a training and a validation "
-                f"part and needs at least one row in each; got {n_samples} "
-                f"sample(s) with validation_fraction={self.validation_fraction}."
-            )
-        source = check_random_source(self.random_state)
-        generator = source.numpy_generator()
-        order = generator.permutation(n_samples)
-        train_rows, validation_rows = order[n_validation:], order[:n_validation]
-        X_train, X_validation = (
-            safe_indexing(X, train_rows),
-            safe_indexing(X, validation_rows),
-        )
-        y_train = None if y is None else safe_indexing(y, train_rows)
-        y_validation = None if y is None else safe_indexing(y, validation_rows)
+    def _prepare_fit(self, X, y=None):
+        return (X, y)
 
-        # What one trial costs, found before charging anything.
-        trial_total, train_event, event = self._calibrate(
-            estimator, prefix, references[0], X_train, y_train, accountant, law
-        )
-        trial_epsilon = (1.0 - self.score_epsilon_fraction) * trial_total
-        reference_curve = accountant.rdp_curve(train_event)
-        for candidate in references[1:]:
-            other = self._probe(
-                estimator,
-                prefix,
-                candidate,
-                trial_epsilon,
-                X_train,
-                y_train,
-                accountant,
-            )
-            if np.any(
-                accountant.rdp_curve(other) > reference_curve * (1 + _CURVE_RTOL)
-            ):
-                raise ValueError(
-                    f"The privacy cost of a trial depends on the tuned parameters: "
-                    f"{candidate} charges {other!r} but {references[0]} charges "
-                    f"{train_event!r}. Tune only parameters that leave the cost "
-                    "unchanged (for DP-SGD: not the batch size or number of steps), "
-                    "or run one search per setting."
+    def _plan_fit(self, prepared) -> FitPlan:
+        # The planning fits of the trials may warn (e.g. a bound read from
+        # the data); each such public warning is shown once, here.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            plan = self._plan_search(*prepared)
+        seen = set()
+        for record in caught:
+            key = (record.category, str(record.message))
+            if key not in seen:
+                seen.add(key)
+                warnings.warn(
+                    record.message, record.category, stacklevel=user_stacklevel()
                 )
+        return plan
 
-        self._charge_budget(event, delta=self.delta)
-
-        # -- everything below is covered by the charge --------------------
-        score_epsilon = self.score_epsilon_fraction * trial_total
+    def _run_fit(self, prepared, plan, source) -> None:
+        """The trials, after the charge: nothing here raises or warns."""
+        settings = plan.settings
+        source, generator = settings["source"], settings["generator"]
+        law, data = settings["law"], settings["data"]
+        accountant = self._accountant()
         if law["distribution"] == "poisson":
             n_trials = sample_poisson(law["mean"], source)
         else:
             n_trials = sample_truncated_negative_binomial(
                 law["shape"], law["stopping_probability"], source
             )
-        guard = _TrialBudget(accountant, reference=reference_curve)
         seeded = not source.is_secure
-        best_estimator, best_params, best_score = None, None, -math.inf
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            for _ in range(n_trials):
-                seed = int(generator.integers(2**31 - 1))
-                candidate = next(
-                    iter(ParameterSampler(distributions, n_iter=1, random_state=seed))
+        best_trial, best_params, best_score = None, None, -math.inf
+        for _ in range(n_trials):
+            seed = int(generator.integers(2**31 - 1))
+            candidate = next(
+                iter(
+                    ParameterSampler(
+                        settings["distributions"], n_iter=1, random_state=seed
+                    )
                 )
-                trial = self._trial(
-                    estimator,
-                    prefix,
-                    candidate,
-                    trial_epsilon,
-                    guard,
-                    int(generator.integers(2**31 - 1)) if seeded else None,
-                )
-                trial.fit(X_train, y_train)
-                trial.set_params(**{prefix + "budget": None})
-                exact = self._validation_score(trial, X_validation, y_validation)
-                noisy, _ = laplace_mechanism(
-                    exact, 1.0 / n_validation, score_epsilon, random_state=source
-                )
-                if noisy > best_score:
-                    best_estimator, best_params, best_score = trial, candidate, noisy
-        # Each distinct warning of the trials once: one per trial would reveal
-        # how many trials ran.
-        seen = set()
-        for record in caught:
-            key = (record.category, str(record.message))
-            if key not in seen:
-                seen.add(key)
-                warnings.warn(record.message, record.category, stacklevel=2)
-
-        self.trial_epsilon_ = trial_epsilon
-        self.score_epsilon_ = score_epsilon
-        self.stopping_probability_ = law.get("stopping_probability")
-        self.n_validation_ = n_validation
-        self.best_estimator_ = best_estimator
-        if best_estimator is None:
-            warnings.warn(
-                "The Poisson draw gave zero trials: the search releases nothing "
-                "(its budget is spent). Fit again with a new budget, or use a "
-                "larger mean_trials.",
-                UserWarning,
-                stacklevel=2,
             )
+            trial_seed = int(generator.integers(2**31 - 1)) if seeded else None
+            trial = self._run_trial(settings, candidate, trial_seed, accountant)
+            if trial is None:
+                continue  # this candidate's trial releases nothing
+            try:
+                exact = self._validation_score(
+                    trial, data["X_validation"], data["y_validation"]
+                )
+            except Exception:
+                continue  # a failing scoring callable: the trial releases nothing
+            noisy = float(add_noise(settings["score_plan"], [exact], source)[0])
+            if noisy > best_score:
+                best_trial, best_params, best_score = trial, candidate, noisy
+
+        self.trial_epsilon_ = settings["trial_epsilon"]
+        self.score_epsilon_ = settings["score_epsilon"]
+        self.stopping_probability_ = law.get("stopping_probability")
+        self.n_validation_ = settings["n_validation"]
+        if best_trial is None:
+            # Zero trials (Poisson) or none that could run: nothing released.
+            self.best_estimator_ = None
             self.best_params_, self.best_score_ = None, math.nan
             self.cv_results_ = {
                 "params": [],
                 "mean_test_score": [],
                 "rank_test_score": [],
             }
-            return self
+            return
+        prefix = settings["prefix"]
+        if prefix is None:
+            self.best_estimator_ = best_trial
+        else:
+            name = self._inner_estimator().steps[-1][0]
+            self.best_estimator_ = Pipeline([*prefix.steps, (name, best_trial)])
         self.best_params_ = best_params
         self.best_score_ = float(best_score)
         self.cv_results_ = self._results(best_params, float(best_score))
-        return self
+
+    def _run_trial(self, settings, candidate, seed, accountant):
+        """Plan, check and fit one trial; ``None`` if it releases nothing.
+
+        A candidate whose plan fails, or costs more than the reference event
+        the search paid for, releases nothing (the trial's output is empty).
+        Both depend only on the candidate and on public quantities, so this
+        is part of the trial mechanism the search's event covers.
+        """
+        data = settings["data"]
+        try:
+            trial, prepared, plan = self._plan_trial(
+                settings["final"],
+                settings["param_prefix"],
+                candidate,
+                settings["trial_epsilon"],
+                data["X_train"],
+                data["y_train"],
+            )
+            curve = accountant.rdp_curve(_strip_label(plan.event))
+            if np.any(~(curve <= settings["reference_curve"] * (1 + _CURVE_RTOL))):
+                return None
+            trial._charge(plan)  # budget=None: recorded on the trial only
+            trial._run_charged(prepared, plan, check_random_source(seed))
+        except Exception:
+            return None
+        return trial
 
     def _validation_score(self, trial, X, y) -> float:
         """Exact mean of per-row scores in [0, 1] on the validation part."""
@@ -742,7 +845,8 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         if self.best_estimator_ is None:
             raise ValueError(
-                "This search ran zero trials (Poisson draw) and has no model."
+                "This search ran zero trials (Poisson draw), or none that could "
+                "run, and has no model."
             )
         return self.best_estimator_
 

@@ -10,9 +10,11 @@ becomes a discrete attribute with a known number of values:
 
 Encoding maps every value to a code ``0 .. size - 1``; it never fails on
 values outside the domain (numeric values are clipped into the end bins,
-unknown categories are counted in the first category), so no error can
-occur after the privacy budget has been charged. Decoding draws a value for
-each code: the category itself, or a uniform value inside the bin.
+unknown categories are counted in the first category). Numeric columns are
+checked when the domains are built (numbers only, finite, no missing
+values), and the synthesizer encodes before it charges its budget, so no
+error can occur after the charge. Decoding draws a value for each code: the
+category itself, or a uniform value inside the bin.
 """
 
 from __future__ import annotations
@@ -24,7 +26,12 @@ import numpy as np
 
 from ..utils._privacy import warn_data_derived
 
-__all__ = ["ColumnDomain", "build_domains", "encode_columns"]
+__all__ = ["MAX_DATA_CATEGORIES", "ColumnDomain", "build_domains", "encode_columns"]
+
+#: Most distinct values a column may have for its categories to be read from
+#: the data. Above it, the "categories" would be little more than the
+#: column's raw values, which the synthetic rows would then publish.
+MAX_DATA_CATEGORIES = 100
 
 
 @dataclass(frozen=True)
@@ -82,9 +89,20 @@ class ColumnDomain:
         low = self.edges[codes]
         high = self.edges[codes + 1]
         values = low + (high - low) * rng.uniform(size=len(codes))
-        if self.dtype is not None and np.issubdtype(self.dtype, np.integer):
-            values = np.clip(np.rint(values), self.edges[0], self.edges[-1])
+        if self.integer:
+            values = np.clip(
+                np.rint(values), np.ceil(self.edges[0]), np.floor(self.edges[-1])
+            )
         return values
+
+    @property
+    def integer(self) -> bool:
+        """Whether decoded numbers are rounded: the input dtype was integer.
+
+        The dtype is public (a property of the schema, not of the values);
+        numpy and pandas nullable integer dtypes both count.
+        """
+        return getattr(self.dtype, "kind", None) in ("i", "u")
 
 
 def _plain(values):
@@ -178,17 +196,25 @@ def build_domains(columns, names, *, categories, bounds, n_bins, pandas_dtypes):
                 "which values occur in that column",
                 "pass categories={column: [...]} or use a pandas Categorical "
                 "dtype with declared categories",
-                stacklevel=5,
             )
+            if len(found) > MAX_DATA_CATEGORIES:
+                raise ValueError(
+                    f"Column {name!r} has no declared categories and more than "
+                    f"{MAX_DATA_CATEGORIES} distinct values; reading them from the "
+                    "data would publish the column's raw values in the synthetic "
+                    "rows. Declare its public categories (categories={column: "
+                    "[...]}), or, if it is numeric, convert it to numbers and "
+                    "give bounds={column: (low, high)}."
+                )
             domains.append(ColumnDomain(name, categories=found, dtype=dtype))
             continue
+        values = _numeric(values, name)
         if column_bounds is None:
             low, high = float(np.min(values)), float(np.max(values))
             warn_data_derived(
                 f"bounds of column {name!r}",
                 "the smallest and largest value of that column",
                 "pass bounds={column: (low, high)} from public knowledge",
-                stacklevel=5,
             )
             if not high > low:
                 low, high = low - 0.5, high + 0.5
@@ -204,9 +230,34 @@ def build_domains(columns, names, *, categories, bounds, n_bins, pandas_dtypes):
                     f"bounds of column {name!r} must be finite with low < high, "
                     f"got {column_bounds!r}."
                 )
+        if not (math.isfinite(high - low) and (high - low) / n_bins > 0):
+            raise ValueError(
+                f"bounds of column {name!r} span {high - low!r}, which float64 "
+                f"cannot cut into {n_bins} bins; give a narrower range."
+            )
         edges = np.linspace(low, high, n_bins + 1)
         domains.append(ColumnDomain(name, edges=edges, dtype=dtype))
     return domains
+
+
+def _numeric(values, name) -> np.ndarray:
+    """The column as finite floats, or a ValueError (before any charge)."""
+    try:
+        numbers = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"Column {name!r} is numeric (it has bounds or a numeric dtype) but "
+            "holds values that are not numbers; declare its categories instead, "
+            "or clean the column."
+        ) from None
+    if not np.all(np.isfinite(numbers)):
+        raise ValueError(
+            f"Column {name!r} holds NaN, missing or infinite values, which the "
+            "synthesizer does not model; fill or drop them, or declare the "
+            "column's categories (missing values then count as an unknown "
+            "category)."
+        )
+    return numbers
 
 
 def encode_columns(columns, domains) -> np.ndarray:

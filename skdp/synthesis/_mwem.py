@@ -31,10 +31,10 @@ from ..accounting._events import (
     GaussianEvent,
     LaplaceEvent,
 )
-from ..mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
+from ..mechanisms import add_noise, exponential_mechanism, plan_gaussian, plan_laplace
 from ._models import DenseModel, JunctionTreeModel, junction_tree_size
 
-__all__ = ["PrivacyPlan", "plan_privacy", "run_mwem"]
+__all__ = ["PrivacyPlan", "plan_measurement", "plan_privacy", "run_mwem"]
 
 # Share of each round's budget that goes to the measurement (the rest
 # selects). 0.9 as in AIM (McKenna et al. 2022) for Gaussian noise under
@@ -114,8 +114,19 @@ def plan_privacy(epsilon, delta, noise, n_init, n_rounds, accountant) -> Privacy
     # rho-zCDP gives epsilon >= rho, and rho = (n_init + n_rounds) * unit
     # roughly; bracket and bisect in log space.
     low, high = 1e-12, 1.0
+    if not spent(low) <= epsilon:
+        raise ValueError(
+            f"epsilon={epsilon!r} at delta={delta!r} is too small to split over "
+            f"{n_init + n_rounds} measurements; use a larger epsilon or fewer "
+            "rounds."
+        )
     while spent(high) <= epsilon:
         low, high = high, high * 16.0
+        if high > 1e12:
+            raise ValueError(
+                f"epsilon={epsilon!r} is too large to calibrate: measurements "
+                "this precise provide no privacy."
+            )
     for _ in range(60):
         middle = math.sqrt(low * high)
         if spent(middle) <= epsilon:
@@ -265,21 +276,43 @@ def _counts(codes, clique, sizes):
     return np.bincount(flat, minlength=math.prod(shape)).reshape(shape).astype(float)
 
 
-def _measure(value_counts, l1, l2, plan, source, n):
-    """Noisy fractions and the noise standard deviation (fractions)."""
+#: Sensitivities of one measurement, in counts, under replace-one: a
+#: marginal table moves by 2 in L1 and sqrt(2) in L2 (one row leaves a cell
+#: and enters another); one counting query in [0, 1] moves by 1.
+MARGINAL_L1 = 2.0
+MARGINAL_L2 = math.sqrt(2.0)
+QUERY_SENSITIVITY = 1.0
+
+
+def plan_measurement(plan: PrivacyPlan, cells: int, *, query: bool = False):
+    """The noise plan of measuring a table of ``cells`` counts (may raise).
+
+    Gaussian: sensitivity ``sqrt(2)`` (marginals) or 1 (queries) at the
+    plan's noise multiplier; Laplace: ``2`` or 1 at the plan's measurement
+    epsilon.
+
+    Examples
+    --------
+    >>> from skdp.accounting import RDPAccountant
+    >>> from skdp.synthesis._mwem import plan_measurement, plan_privacy
+    >>> plan = plan_privacy(1.0, 0.0, "laplace", 2, 3, RDPAccountant())
+    >>> plan_measurement(plan, 4).sensitivity
+    2.0
+    """
     if plan.noise == "gaussian":
-        noisy, _ = gaussian_mechanism(
-            value_counts,
-            l2,
-            noise_multiplier=plan.noise_multiplier,
-            random_state=source,
-        )
-        sigma = plan.noise_multiplier * l2
+        sensitivity = QUERY_SENSITIVITY if query else MARGINAL_L2
+        return plan_gaussian(sensitivity, cells, noise_multiplier=plan.noise_multiplier)
+    sensitivity = QUERY_SENSITIVITY if query else MARGINAL_L1
+    return plan_laplace(sensitivity, plan.measure_epsilon, cells)
+
+
+def _measure(value_counts, noise_plan, plan, source, n):
+    """Noisy fractions and the noise standard deviation (fractions)."""
+    noisy = add_noise(noise_plan, value_counts, source)
+    if plan.noise == "gaussian":
+        sigma = plan.noise_multiplier * noise_plan.sensitivity
     else:
-        noisy, _ = laplace_mechanism(
-            value_counts, l1, plan.measure_epsilon, random_state=source
-        )
-        sigma = math.sqrt(2.0) * l1 / plan.measure_epsilon
+        sigma = math.sqrt(2.0) * noise_plan.sensitivity / plan.measure_epsilon
     return np.asarray(noisy, dtype=float) / n, sigma / n
 
 
@@ -296,6 +329,7 @@ def run_mwem(
     round_iter=50,
     final_iter=200,
     verbose=0,
+    noise_plans=None,
 ):
     """Fit the model; the caller has already charged ``plan.events``.
 
@@ -320,6 +354,10 @@ def run_mwem(
     round_iter, final_iter : int
         Mirror-descent steps after each round and at the end.
     verbose : int
+    noise_plans : dict, optional
+        The measurements' noise plans by number of cells (``"query"`` for
+        one query), made with :func:`plan_measurement` before the charge;
+        missing ones are planned here.
 
     Returns
     -------
@@ -332,10 +370,17 @@ def run_mwem(
     n = codes.shape[0]
     model = DenseModel(sizes) if dense else JunctionTreeModel(sizes)
     estimator = _Estimator(model)
-    l1_marginal, l2_marginal = 2.0, math.sqrt(2.0)
+    noise_plans = {} if noise_plans is None else noise_plans
+
+    def noise_for(cells, query=False):
+        key = "query" if query else cells
+        if key not in noise_plans:
+            noise_plans[key] = plan_measurement(plan, cells, query=query)
+        return noise_plans[key]
+
     for a in range(plan.n_init):
         value, sigma = _measure(
-            _counts(codes, (a,), sizes), l1_marginal, l2_marginal, plan, source, n
+            _counts(codes, (a,), sizes), noise_for(sizes[a]), plan, source, n
         )
         estimator.add_marginal((a,), value, sigma)
     if plan.n_init:
@@ -346,7 +391,7 @@ def run_mwem(
         histogram = np.bincount(cells, minlength=math.prod(sizes)) / n
         true_answers = queries @ histogram
     else:
-        true_marginals = {c: _counts(codes, c, sizes) / n for c in candidates}
+        true_marginals = _TrueMarginals(codes, sizes, candidates)
 
     selected = []
     for t in range(plan.n_rounds):
@@ -357,8 +402,10 @@ def run_mwem(
                 errors, 1.0 / n, plan.select_epsilon, random_state=source
             )
             selected.append(index)
-            value, sigma = _measure(true_answers[index] * n, 1.0, 1.0, plan, source, n)
-            estimator.add_query(queries[index], float(value), sigma)
+            value, sigma = _measure(
+                [true_answers[index] * n], noise_for(1, query=True), plan, source, n
+            )
+            estimator.add_query(queries[index], float(value[0]), sigma)
         else:
             chosen = _select_marginal(
                 estimator,
@@ -371,10 +418,9 @@ def run_mwem(
                 max_model_size,
             )
             selected.append(chosen)
-            value, sigma = _measure(
-                true_marginals[chosen] * n, l1_marginal, l2_marginal, plan, source, n
-            )
-            estimator.add_marginal(chosen, value, sigma)
+            counts = true_marginals[chosen] * n
+            value, sigma = _measure(counts, noise_for(counts.size), plan, source, n)
+            estimator.add_marginal(chosen, value.reshape(counts.shape), sigma)
         estimator.run(round_iter)
         if verbose:
             print(
@@ -383,6 +429,33 @@ def run_mwem(
             )
     estimator.run(final_iter)
     return estimator.model, selected, estimator.n_iter
+
+
+class _TrueMarginals:
+    """The data's marginals of the candidates, as fractions, kept or recomputed.
+
+    Up to ``_KEPT_CELLS`` cells in all they are computed once; beyond, each
+    is counted again when asked for (more time, bounded memory).
+    """
+
+    def __init__(self, codes, sizes, candidates):
+        self.codes, self.sizes = codes, sizes
+        total = sum(math.prod(sizes[a] for a in c) for c in candidates)
+        self.kept = (
+            {c: self._count(c) for c in candidates} if total <= _KEPT_CELLS else None
+        )
+
+    def _count(self, clique):
+        return _counts(self.codes, clique, self.sizes) / self.codes.shape[0]
+
+    def __getitem__(self, clique):
+        if self.kept is not None:
+            return self.kept[clique]
+        return self._count(clique)
+
+
+#: Cells of candidate marginals kept in memory at once (8 bytes each).
+_KEPT_CELLS = 2**25
 
 
 def _select_marginal(

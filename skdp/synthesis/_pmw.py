@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from ..accounting._events import ComposedEvent
-from ..utils._privacy import PrivateEstimatorMixin
+from ..base import FitPlan, PrivateEstimatorMixin
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
     HasMethods,
@@ -22,7 +22,7 @@ from ..utils._sklearn_compat import (
 )
 from ._domain import build_domains, encode_columns
 from ._models import DenseModel
-from ._mwem import plan_privacy, run_mwem
+from ._mwem import plan_measurement, plan_privacy, run_mwem
 
 __all__ = ["PMWSynthesizer"]
 
@@ -34,11 +34,42 @@ _QUERY_MAX_CELLS = 2**22
 # total stays below this.
 _DEFAULT_WORKLOAD_CAP = 1000
 _ROUND_ITER = 30
+# Refuse measurements noisier than this many times the whole table: the
+# inverse-variance weights of the estimation step would underflow.
+_MAX_NOISE_FRACTION = 1e100
 _FINAL_ITER = 100
 
 
 def _is_dataframe(X) -> bool:
     return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def _numeric_domain(domain) -> bool:
+    """Binned, or every category a (non-boolean) number."""
+    if domain.categories is None:
+        return True
+    return all(
+        isinstance(c, Integral | Real) and not isinstance(c, bool)
+        for c in domain.categories
+    )
+
+
+def _column_values(series) -> np.ndarray:
+    """A DataFrame column as numpy values; nullable numbers become floats.
+
+    pandas' nullable ``Int64``/``Float64`` columns turn into float arrays
+    with NaN for missing values (refused before the charge, like any NaN in
+    a numeric column); ``boolean`` columns into objects with None.
+    """
+    dtype = series.dtype
+    if isinstance(dtype, np.dtype):
+        return series.to_numpy()
+    kind = getattr(dtype, "kind", "O")
+    if getattr(dtype, "name", None) != "category" and kind in "iuf":
+        return series.to_numpy(dtype=float, na_value=np.nan)
+    if kind == "b":
+        return series.to_numpy(dtype=object, na_value=None)
+    return series.to_numpy()
 
 
 class PMWSynthesizer(
@@ -288,15 +319,9 @@ class PMWSynthesizer(
                 )
             names = list(X.columns)
             dtypes = list(X.dtypes)
-            columns = [X.iloc[:, j].to_numpy() for j in range(X.shape[1])]
-            for name, values in zip(names, columns, strict=True):
-                if values.dtype.kind in "biufc":
-                    if values.dtype.kind == "c":
-                        raise ValueError("Complex data not supported.")
-                    if not np.all(np.isfinite(values)):
-                        raise ValueError(
-                            f"Input contains NaN or infinity in column {name!r}."
-                        )
+            columns = [_column_values(X.iloc[:, j]) for j in range(X.shape[1])]
+            if any(values.dtype.kind == "c" for values in columns):
+                raise ValueError("Complex data not supported.")
             return names, columns, dtypes
         declares_categories = bool(self.categories)
         X = validate_data(
@@ -311,9 +336,10 @@ class PMWSynthesizer(
         names = list(range(X.shape[1]))
         return names, [X[:, j] for j in range(X.shape[1])], None
 
-    def _attribute(self, column):
+    def _attribute(self, column, domains=None):
         """Position of a column given by name or position."""
-        names = [d.name for d in self.domains_]
+        domains = self.domains_ if domains is None else domains
+        names = [d.name for d in domains]
         if isinstance(column, Integral) and not isinstance(column, bool):
             if column in names:
                 return names.index(column)
@@ -323,7 +349,7 @@ class PMWSynthesizer(
             return names.index(column)
         raise ValueError(f"Unknown column {column!r}; columns are {names!r}.")
 
-    def _marginal_workload(self, d):
+    def _marginal_workload(self, d, domains):
         if self.workload is None:
             pairs = list(itertools.combinations(range(d), 2))
             triples = list(itertools.combinations(range(d), 3))
@@ -336,7 +362,7 @@ class PMWSynthesizer(
         for marginal in self.workload:
             if isinstance(marginal, str) or not hasattr(marginal, "__iter__"):
                 marginal = (marginal,)
-            attrs = tuple(self._attribute(c) for c in marginal)
+            attrs = tuple(self._attribute(c, domains) for c in marginal)
             if len(attrs) == 0 or len(set(attrs)) != len(attrs):
                 raise ValueError(
                     f"Each workload marginal needs distinct columns, got {marginal!r}."
@@ -383,11 +409,14 @@ class PMWSynthesizer(
         -------
         self : PMWSynthesizer
         """
+        return self._fit_private(X, y)
+
+    def _prepare_fit(self, X, y=None):
+        """Validate and encode ``X``; everything that can fail happens here."""
         names, columns, dtypes = self._columns(X)
-        self._pandas_input_ = dtypes is not None
         if self.noise == "gaussian" and not self.delta > 0:
             raise ValueError("noise='gaussian' needs delta > 0.")
-        self.domains_ = build_domains(
+        domains = build_domains(
             columns,
             names,
             categories=self.categories,
@@ -395,7 +424,7 @@ class PMWSynthesizer(
             n_bins=self.n_bins,
             pandas_dtypes=dtypes,
         )
-        sizes = tuple(domain.size for domain in self.domains_)
+        sizes = tuple(domain.size for domain in domains)
         n_cells = math.prod(sizes)
         d = len(sizes)
         queries = candidates = None
@@ -404,7 +433,7 @@ class PMWSynthesizer(
             n_init = 0
             n_rounds = self.n_rounds or 20
         else:
-            workload = self._marginal_workload(d)
+            workload = self._marginal_workload(d, domains)
             closure = set()
             for marginal in workload:
                 for r in range(1, len(marginal) + 1):
@@ -415,32 +444,96 @@ class PMWSynthesizer(
             candidates = sorted(closure, key=lambda c: (len(c), c))
             n_init = d
             n_rounds = self.n_rounds or max(16, d)
-        codes = encode_columns(columns, self.domains_)
+        codes = encode_columns(columns, domains)
+        return {
+            "codes": codes,
+            "domains": domains,
+            "sizes": sizes,
+            "n_cells": n_cells,
+            "queries": queries,
+            "candidates": candidates,
+            "n_init": n_init,
+            "n_rounds": n_rounds,
+            "pandas": dtypes is not None,
+        }
 
-        # Everything the fit will spend, from public parameters only.
-        plan = plan_privacy(
-            self.epsilon, self.delta, self.noise, n_init, n_rounds, self._accountant()
+    def _plan_fit(self, prepared) -> FitPlan:
+        """Everything the fit will spend and hold, from public parameters only."""
+        sizes = prepared["sizes"]
+        too_big = [d.name for d in prepared["domains"] if d.size > self.max_model_size]
+        if too_big:
+            raise ValueError(
+                f"Columns {too_big} have more values (bins or categories) than "
+                f"max_model_size={self.max_model_size} cells; lower n_bins, merge "
+                "categories or raise max_model_size."
+            )
+        candidates = prepared["candidates"]
+        if candidates is not None:
+            # Marginals larger than the model may hold can never be measured:
+            # leaving them out depends on public sizes only.
+            candidates = [
+                c
+                for c in candidates
+                if len(c) == 1 or math.prod(sizes[a] for a in c) <= self.max_model_size
+            ]
+        dense = (
+            prepared["queries"] is not None or prepared["n_cells"] <= _DENSE_MAX_CELLS
         )
-        self._charge_budget(
-            ComposedEvent(plan.events), self.delta if self.noise == "gaussian" else 0.0
+        mwem_plan = plan_privacy(
+            self.epsilon,
+            self.delta,
+            self.noise,
+            prepared["n_init"],
+            prepared["n_rounds"],
+            self._accountant(),
         )
-        self.privacy_plan_ = plan
+        n = prepared["codes"].shape[0]
+        if candidates is None:
+            noise_plans = {"query": plan_measurement(mwem_plan, 1, query=True)}
+        else:
+            cells = {math.prod(sizes[a] for a in c) for c in candidates}
+            noise_plans = {k: plan_measurement(mwem_plan, k) for k in sorted(cells)}
+        largest = max(p.scale * p.gamma for p in noise_plans.values()) / n
+        if not largest <= _MAX_NOISE_FRACTION:
+            raise ValueError(
+                f"epsilon={self.epsilon!r} on {n} rows makes each measurement's "
+                f"noise about {largest:.3g} times the whole table; the model "
+                "would learn nothing and its weights underflow. Use a larger "
+                "epsilon or fewer rounds."
+            )
+        delta = self.delta if self.noise == "gaussian" else 0.0
+        return FitPlan(
+            ComposedEvent(mwem_plan.events),
+            delta,
+            {
+                "mwem": mwem_plan,
+                "candidates": candidates,
+                "dense": dense,
+                "noise_plans": noise_plans,
+            },
+        )
+
+    def _run_fit(self, prepared, plan, source) -> None:
+        mwem_plan = plan.settings["mwem"]
         model, selected, _ = run_mwem(
-            codes,
-            sizes,
-            plan,
-            check_random_source(self.random_state),
-            candidates=candidates,
-            queries=queries,
-            dense=queries is not None or n_cells <= _DENSE_MAX_CELLS,
+            prepared["codes"],
+            prepared["sizes"],
+            mwem_plan,
+            source,
+            candidates=plan.settings["candidates"],
+            queries=prepared["queries"],
+            dense=plan.settings["dense"],
             max_model_size=self.max_model_size,
             round_iter=_ROUND_ITER,
             final_iter=_FINAL_ITER,
             verbose=self.verbose,
+            noise_plans=dict(plan.settings["noise_plans"]),
         )
+        self._pandas_input_ = prepared["pandas"]
+        self.domains_ = prepared["domains"]
+        self.privacy_plan_ = mwem_plan
         self.model_ = model
         self.selected_ = selected
-        return self
 
     # -- outputs -------------------------------------------------------------------
 
@@ -477,8 +570,8 @@ class PMWSynthesizer(
         ]
         if self._pandas_input_:
             return self._as_frame(values)
-        kinds = {np.asarray(list(v) or [0.0]).dtype.kind for v in values}
-        if kinds <= set("biuf"):
+        # The output format follows the domains (public), not the draws.
+        if all(_numeric_domain(domain) for domain in self.domains_):
             return np.column_stack(
                 [np.asarray(v, dtype=float) for v in values]
             ).reshape(n_samples, len(values))

@@ -7,11 +7,10 @@ import pytest
 from scipy import stats
 from sklearn.base import BaseEstimator
 
-from skdp.accounting import LaplaceEvent
 from skdp.audit import AuditResult, audit_epsilon, audit_estimator, audit_scores
 from skdp.audit._audit import _clopper_pearson_lower, _clopper_pearson_upper
-from skdp.mechanisms import laplace_mechanism
-from skdp.utils import PrivateEstimatorMixin
+from skdp.base import FitPlan, PrivateEstimatorMixin
+from skdp.mechanisms import add_noise, plan_laplace
 
 
 @pytest.mark.parametrize("k, n", [(0, 50), (1, 50), (17, 50), (49, 50), (50, 50)])
@@ -180,15 +179,20 @@ class NoisyMean(PrivateEstimatorMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        X = np.clip(np.asarray(X, dtype=float).ravel(), 0, 1)
+        return self._fit_private(X, y)
+
+    def _prepare_fit(self, X, y=None):
+        return np.clip(np.asarray(X, dtype=float).ravel(), 0, 1)
+
+    def _plan_fit(self, X):
         # Replacing one row moves the mean by 1/n; the bug uses the
         # sensitivity of a mean of 100 rows on 10 rows.
         sensitivity = 0.01 if self.forget_sensitivity else 1 / X.size
-        self._charge_budget(LaplaceEvent(self.epsilon))
-        self.mean_, _ = laplace_mechanism(
-            X.mean(), sensitivity, self.epsilon, random_state=self.random_state
-        )
-        return self
+        noise = plan_laplace(sensitivity, self.epsilon, 1)
+        return FitPlan(noise.event, settings={"noise": noise})
+
+    def _run_fit(self, X, plan, source):
+        self.mean_ = float(add_noise(plan.settings["noise"], [X.mean()], source)[0])
 
 
 @pytest.mark.parametrize("broken", [False, True])

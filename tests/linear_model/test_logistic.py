@@ -85,7 +85,8 @@ def test_refused_fit_leaves_no_model_and_draws_no_noise(method, monkeypatch):
     def no_noise(*args, **kwargs):
         raise AssertionError("noise drawn before the budget was charged")
 
-    monkeypatch.setattr("skdp.linear_model._logistic.check_random_source", no_noise)
+    # Every random draw of skdp goes through RandomSource.words.
+    monkeypatch.setattr("skdp.utils._random.RandomSource.words", no_noise)
     with pytest.raises(BudgetExceededError):
         clf.fit(X, y)
     assert not hasattr(clf, "coef_") and not hasattr(clf, "epsilon_")

@@ -14,6 +14,7 @@ from skdp.linear_model._objective import (
     LOGISTIC_CURVATURE,
     objective_noise_scale,
     objective_perturbation,
+    plan_objective,
 )
 from skdp.linear_model._output import output_perturbation, output_sensitivity
 from skdp.utils import check_random_source
@@ -101,14 +102,26 @@ def test_objective_noise_has_the_calibrated_norm():
     d, n, C, R = 4, 50, 1.0, 2.0
     Z = _rows(rng, n, d, R)
     y = rng.choice([-1.0, 1.0], size=n)
-    epsilon_noise, alpha = objective_noise_scale(1.0, C, R)
+    plan = plan_objective(
+        epsilon=1.0,
+        C=C,
+        row_norm=R,
+        n_samples=n,
+        n_features=d,
+        n_classes=2,
+        tol=1e-12,
+        max_iter=100,
+    )
+    epsilon_noise, alpha = plan.epsilon_noise, plan.alpha
+    # 1% of epsilon covers the solver's residual; the rest is the objective's.
+    assert (epsilon_noise, alpha) == objective_noise_scale(0.99, C, R)
     norms = []
     source = check_random_source(3)
     for _ in range(300):
-        result, _ = objective_perturbation(
+        coef, _ = objective_perturbation(
             Z, y, epsilon=1.0, C=C, row_norm=R, source=source, tol=1e-12, max_iter=100
         )
-        w = result.coef[0]
+        w = coef[0]
         slope = -expit(-y * (Z @ w))
         b = -(alpha * w + C * Z.T @ (slope * y)) / (C * R)
         norms.append(np.linalg.norm(b))
@@ -309,14 +322,13 @@ def test_softmax_objective_noise_lies_in_s_with_the_calibrated_norm():
     Z = _rows(rng, n, d, R)
     labels = rng.integers(0, K, size=n)
     Y = np.where(np.eye(K)[labels] > 0, 1.0, -1.0)
-    epsilon_noise, alpha = objective_noise_scale(1.0, C, R, K)
+    epsilon_noise, alpha = objective_noise_scale(0.99, C, R, K)
     source = check_random_source(13)
     norms = []
     for _ in range(300):
-        result, event = objective_perturbation(
+        W, event = objective_perturbation(
             Z, Y, epsilon=1.0, C=C, row_norm=R, source=source, tol=1e-12, max_iter=100
         )
-        W = result.coef
         assert W.shape == (K, d) and event.epsilon == 1.0
         np.testing.assert_allclose(W.sum(axis=0), 0.0, atol=1e-9)  # W in S
         residual = _softmax_rows(W, Z) - np.eye(K)[labels]

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from scipy.stats import uniform
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import FunctionTransformer
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.utils.multiclass import check_classification_targets
 
 from skdp import BudgetExceededError, PrivacyBudget
@@ -21,10 +22,15 @@ from skdp.accounting import (
     RepeatedRandomStoppingEvent,
     gaussian_noise_multiplier,
 )
+from skdp.base import FitPlan
 from skdp.linear_model import DPLogisticRegression
-from skdp.mechanisms import gaussian_mechanism, laplace_mechanism
+from skdp.mechanisms import (
+    add_noise,
+    plan_gaussian,
+    plan_laplace,
+)
 from skdp.model_selection import PrivateSearchCV
-from skdp.model_selection._search import _TrialBudget
+from skdp.synthesis import PMWSynthesizer
 from skdp.utils import PrivateEstimatorMixin
 from skdp.utils._sklearn_compat import (
     Integral,
@@ -81,32 +87,36 @@ class ThresholdClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
+        return self._fit_private(X, y)
+
+    def _prepare_fit(self, X, y=None):
         X, y = validate_data(self, X, y)
         check_classification_targets(y)
         if self.C >= X.shape[1]:
             raise ValueError("C must index a feature.")
+        return X, y
+
+    def _plan_fit(self, prepared):
+        X, _ = prepared
         epsilon = self.epsilon * self.cost_factor
         if self.mechanism == "laplace":
-            event = PureDPEvent(epsilon)
+            noise = plan_laplace(2 / len(X), epsilon, 1)
         else:
-            event = GaussianEvent(gaussian_noise_multiplier(epsilon, self.delta))
-        self._charge_budget(event, delta=self.delta)
+            noise = plan_gaussian(
+                2 / len(X),
+                1,
+                noise_multiplier=gaussian_noise_multiplier(epsilon, self.delta),
+            )
+        event = PureDPEvent(epsilon) if self.mechanism == "laplace" else noise.event
+        return FitPlan(event, self.delta, {"noise": noise})
+
+    def _run_fit(self, prepared, plan, source):
+        X, y = prepared
         type(self).noisy_fits += 1
         type(self).tried.append(self.C)
         self.classes_ = np.unique(y)
         mean = float(np.clip(X[:, self.C], -1, 1).mean())
-        if self.mechanism == "laplace":
-            self.offset_, _ = laplace_mechanism(
-                mean, 2 / len(X), epsilon, random_state=self.random_state
-            )
-        else:
-            self.offset_, _ = gaussian_mechanism(
-                mean,
-                2 / len(X),
-                noise_multiplier=event.noise_multiplier,
-                random_state=self.random_state,
-            )
-        return self
+        self.offset_ = float(add_noise(plan.settings["noise"], [mean], source)[0])
 
     def predict(self, X):
         check_is_fitted(self)
@@ -323,17 +333,40 @@ def test_cost_depending_on_a_tuned_parameter_is_refused_before_charging():
     assert budget.ledger == [] and ThresholdClassifier.noisy_fits == before
 
 
-def test_a_trial_costing_more_than_paid_is_stopped_at_its_charge():
-    accountant = RDPAccountant()
-    guard = _TrialBudget(accountant, reference=accountant.rdp_curve(PureDPEvent(0.5)))
-    assert guard.spend(PureDPEvent(0.5)) is None
-    assert guard.spend(PureDPEvent(0.4)) is None
-    est = ThresholdClassifier(epsilon=0.6, budget=guard)
+def test_a_trial_costing_more_than_paid_releases_nothing():
+    """A candidate the references missed is dropped after the charge, silently.
+
+    Its plan costs more than the reference event the search paid for; the
+    trial releases nothing (no error, no warning after the charge). The cost
+    depends on the candidate only, so dropping it is part of the trial.
+    """
+
+    class Drift:
+        """Draws 1.0 for the 64 public reference draws, then 2.0."""
+
+        def __init__(self):
+            self.calls = 0
+
+        def rvs(self, random_state=None):
+            self.calls += 1
+            return 1.0 if self.calls <= 64 else 2.0
+
+    X, y = make_data(n=200)
+    budget = PrivacyBudget(5.0, 1e-5)
     before = ThresholdClassifier.noisy_fits
-    with pytest.raises(RuntimeError, match="costs more privacy than the trial event"):
-        est.fit(*make_data(n=50))
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        search = PrivateSearchCV(
+            ThresholdClassifier(),
+            {"cost_factor": Drift()},
+            budget=budget,
+            random_state=0,
+        ).fit(X, y)
+    # The one warning says that nothing was released (public), no trial's.
+    assert [str(w.message)[:29] for w in record] == ["The search released no model:"]
+    assert len(budget.ledger) == 1
+    assert search.best_estimator_ is None  # every real trial drew 2.0
     assert ThresholdClassifier.noisy_fits == before
-    assert not hasattr(est, "offset_")
 
 
 @pytest.mark.parametrize(
@@ -344,7 +377,7 @@ def test_a_trial_costing_more_than_paid_is_stopped_at_its_charge():
             r"cannot tune \['epsilon'\]",
         ),
         ({"param_distributions": {"random_state": [1]}}, "cannot tune"),
-        ({"estimator": FunctionTransformer()}, "needs an estimator with 'epsilon'"),
+        ({"estimator": FunctionTransformer()}, "needs a private skdp estimator"),
         ({"stopping": "poisson", "mean_trials": 0.5}, "mean_trials must be >= 1"),
         ({"mean_trials": 1.0}, "mean_trials must be > 1"),
         (
@@ -368,14 +401,43 @@ def test_invalid_settings_fail_before_charging(params, match):
     assert budget.ledger == []
 
 
-def test_estimator_that_never_charges_is_refused():
-    class Careless(ThresholdClassifier):
-        def fit(self, X, y):
-            self.classes_ = np.unique(y)
-            return self
+@pytest.mark.parametrize(
+    "estimator, match",
+    [
+        (LogisticRegression(), "needs a private skdp estimator"),
+        (
+            Pipeline([("pmw", PMWSynthesizer()), ("lr", LogisticRegression())]),
+            "private skdp estimator before the last step",
+        ),
+        (
+            Pipeline([("scale", StandardScaler()), ("clf", ThresholdClassifier())]),
+            "learns from the training data without privacy",
+        ),
+    ],
+)
+def test_non_private_steps_are_refused_before_charging(estimator, match):
+    """Finding 4: the private estimator must be last, earlier steps stateless."""
+    budget = PrivacyBudget(5.0, 1e-5)
+    grid = {"clf__C": [0, 1]} if "clf" in str(estimator) else {}
+    with pytest.raises(ValueError, match=match):
+        PrivateSearchCV(estimator, grid or [{}], budget=budget).fit(*make_data(n=100))
+    assert budget.ledger == []
 
-    with pytest.raises(ValueError, match="did not charge its budget"):
-        PrivateSearchCV(Careless(), GRID).fit(*make_data(n=100))
+
+def test_a_listed_invalid_value_is_refused_before_charging():
+    """Finding 8: 99 valid values and one invalid one; all are checked first."""
+    X, y = make_data(n=100)
+    budget = PrivacyBudget(5.0, 1e-5)
+    grid = {"C": [1.0] * 99 + [-1.0]}
+    for seed in range(20):
+        with pytest.raises(ValueError, match="'C' parameter"):
+            PrivateSearchCV(
+                DPLogisticRegression(method="objective", data_norm=1.0, classes=[0, 1]),
+                grid,
+                budget=budget,
+                random_state=seed,
+            ).fit(X, y)
+    assert budget.ledger == []
 
 
 def test_too_few_rows_to_split():
@@ -452,7 +514,7 @@ def test_poisson_zero_trials_releases_nothing():
         if search.best_estimator_ is None:
             break
     assert search.best_estimator_ is None and search.best_params_ is None
-    assert [str(w.message) for w in record if "zero trials" in str(w.message)]
+    assert [str(w.message) for w in record if "no model" in str(w.message)]
     assert search.cv_results_["params"] == []
     assert math.isnan(search.best_score_)
     with pytest.raises(ValueError, match="zero trials"):
@@ -483,10 +545,13 @@ def test_callable_scoring_is_clipped_per_row():
     def wrong_shape(estimator, X, y):
         return np.ones(3)
 
-    with pytest.raises(ValueError, match="one score per validation row"):
-        PrivateSearchCV(
+    # A scoring callable that fails discards the trial (after the charge
+    # nothing may raise): here every trial, so nothing is released.
+    with pytest.warns(UserWarning, match="released no model"):
+        search = PrivateSearchCV(
             ThresholdClassifier(), GRID, scoring=wrong_shape, random_state=0
         ).fit(X, y)
+    assert search.best_estimator_ is None
 
 
 def _normalised_classification(n=600, seed=0):
@@ -544,7 +609,7 @@ def test_list_of_grids():
 
 
 def test_trials_do_not_reveal_their_number(capsys):
-    """One copy of each warning, no progress output, whatever K is."""
+    """Finding 6: no warning and no output from any trial, whatever K is."""
 
     class Chatty(ThresholdClassifier):
         def __init__(self, epsilon=1.0, C=0, budget=None, random_state=None, verbose=1):
@@ -553,12 +618,11 @@ def test_trials_do_not_reveal_their_number(capsys):
             )
             self.verbose = verbose
 
-        def fit(self, X, y):
-            super().fit(X, y)
-            warnings.warn("a trial finished", UserWarning, stacklevel=2)
+        def _run_fit(self, prepared, plan, source):
+            super()._run_fit(prepared, plan, source)
+            warnings.warn(f"trial with C={self.C} finished", UserWarning, stacklevel=2)
             if self.verbose:
                 print("trial done")
-            return self
 
     X, y = make_data(n=200)
     counts = set()
@@ -568,7 +632,7 @@ def test_trials_do_not_reveal_their_number(capsys):
             warnings.simplefilter("always")
             search = PrivateSearchCV(Chatty(), GRID, random_state=seed).fit(X, y)
         counts.add(Chatty.noisy_fits - before)
-        assert [str(w.message) for w in record] == ["a trial finished"]
+        assert [str(w.message) for w in record] == []
         assert search.best_estimator_.verbose == 0
     assert len(counts) > 1  # the number of trials did vary
     assert capsys.readouterr().out == ""

@@ -98,7 +98,7 @@ GRID_SCRIPT = textwrap.dedent(
     from sklearn.model_selection import GridSearchCV
     from skdp import PrivacyBudget
     from skdp.accounting import LaplaceEvent
-    from skdp.utils import PrivateEstimatorMixin
+    from skdp.base import FitPlan, PrivateEstimatorMixin
 
     ledger, released = sys.argv[1], sys.argv[2]
 
@@ -107,17 +107,25 @@ GRID_SCRIPT = textwrap.dedent(
             self.epsilon, self.C, self.budget = epsilon, C, budget
 
         def fit(self, X, y):
-            label = f"eps={self.epsilon} C={self.C} pid={os.getpid()} n={len(X)}"
-            label += f" t={time.time_ns()}"
-            self._charge_budget(LaplaceEvent(self.epsilon, label=label))
+            return self._fit_private(X, y)
+
+        def _prepare_fit(self, X, y=None):
+            return X, y
+
+        def _plan_fit(self, prepared):
+            label = f"eps={self.epsilon} C={self.C} pid={os.getpid()}"
+            label += f" n={len(prepared[0])} t={time.time_ns()}"
+            return FitPlan(LaplaceEvent(self.epsilon, label=label))
+
+        def _run_fit(self, prepared, plan, source):
+            X, y = prepared
             with open(released, "a") as f:  # the noisy result goes out
-                f.write(label + "\\n")
+                f.write(plan.event.label + "\\n")
             # Keep the grid going for a while, then stall it, so that the test
             # always kills it mid-grid however loaded the machine is.
             with open(released) as f:
                 time.sleep(0.5 if len(f.readlines()) < 10 else 300)
             self.classes_ = np.unique(y)
-            return self
 
         def predict(self, X):
             return np.full(len(X), self.classes_[0])

@@ -16,7 +16,7 @@ from sklearn.model_selection import GridSearchCV
 
 from skdp import PrivacyBudget
 from skdp.accounting import LaplaceEvent
-from skdp.utils import PrivateEstimatorMixin
+from skdp.base import FitPlan, PrivateEstimatorMixin
 from skdp.utils._sklearn_compat import validate_data
 
 EPSILONS = [0.1, 0.2, 0.3]
@@ -37,11 +37,17 @@ class ToyPrivateClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.budget = budget
 
     def fit(self, X, y):
-        X, y = validate_data(self, X, y)
+        return self._fit_private(X, y)
+
+    def _prepare_fit(self, X, y=None):
+        return validate_data(self, X, y)
+
+    def _plan_fit(self, prepared):
         label = f"toy epsilon={self.epsilon} C={self.C} pid={os.getpid()}"
-        self._charge_budget(LaplaceEvent(self.epsilon, label=label))
-        self.classes_ = np.unique(y)
-        return self
+        return FitPlan(LaplaceEvent(self.epsilon, label=label))
+
+    def _run_fit(self, prepared, plan, source):
+        self.classes_ = np.unique(prepared[1])
 
     def predict(self, X):
         X = validate_data(self, X, reset=False)

@@ -14,7 +14,7 @@ from skdp.accounting import (
     RDPAccountant,
 )
 from skdp.synthesis import _mwem
-from skdp.synthesis._mwem import _counts, _measure, plan_privacy
+from skdp.synthesis._mwem import _counts, _measure, plan_measurement, plan_privacy
 from skdp.utils import check_random_source
 
 
@@ -71,7 +71,8 @@ def test_measurement_noise_has_the_planned_scale(noise):
     plan = plan_privacy(1.0, 1e-6, noise, 4, 5, RDPAccountant())
     n, cells = 1000, 20_000
     truth = np.full(cells, 5.0)
-    noisy, sigma = _measure(truth, 2.0, math.sqrt(2), plan, check_random_source(0), n)
+    noise_plan = plan_measurement(plan, cells)
+    noisy, sigma = _measure(truth, noise_plan, plan, check_random_source(0), n)
     if noise == "gaussian":
         expected = plan.noise_multiplier * math.sqrt(2) / n
         # Relative sd of a sample sd from N draws: 1/sqrt(2N) = 0.5%; 5 sd.
@@ -86,32 +87,58 @@ def test_measurement_noise_has_the_planned_scale(noise):
 
 def test_mechanisms_get_the_planned_epsilon_and_sensitivity(monkeypatch):
     calls = {"select": [], "measure": []}
-    real_select, real_measure = _mwem.exponential_mechanism, _mwem.gaussian_mechanism
+    real_select, real_measure = _mwem.exponential_mechanism, _mwem.add_noise
 
     def select(scores, sensitivity, epsilon, **kwargs):
         calls["select"].append((sensitivity, epsilon))
         return real_select(scores, sensitivity, epsilon, **kwargs)
 
-    def measure(value, sensitivity, **kwargs):
-        calls["measure"].append((sensitivity, kwargs["noise_multiplier"]))
-        return real_measure(value, sensitivity, **kwargs)
+    def measure(noise_plan, value, source):
+        calls["measure"].append((noise_plan.sensitivity, noise_plan.event))
+        return real_measure(noise_plan, value, source)
 
     monkeypatch.setattr(_mwem, "exponential_mechanism", select)
-    monkeypatch.setattr(_mwem, "gaussian_mechanism", measure)
+    monkeypatch.setattr(_mwem, "add_noise", measure)
     X = np.random.default_rng(0).integers(0, 3, size=(200, 3))
     synth = PMWSynthesizer(n_rounds=4, categories=[[0, 1, 2]] * 3, random_state=0)
     synth.fit(X)
     plan = synth.privacy_plan_
+    measurement = GaussianEvent(plan.noise_multiplier)
+    # Replace-one: a marginal moves by 2/n in L1 (selection score), sqrt(2)
+    # in L2 counts (measurement); written out, not read from the code.
     assert calls["select"] == [(2 / 200, plan.select_epsilon)] * 4
-    assert calls["measure"] == [(math.sqrt(2), plan.noise_multiplier)] * (3 + 4)
+    assert calls["measure"] == [(math.sqrt(2), measurement)] * (3 + 4)
     assert synth.privacy_event_.events == plan.events
 
     calls["select"].clear()
     calls["measure"].clear()
     queries = np.random.default_rng(1).uniform(size=(10, 27))
     synth.set_params(workload=queries).fit(X)
-    assert calls["select"] == [(1 / 200, synth.privacy_plan_.select_epsilon)] * 4
-    assert calls["measure"] == [(1.0, synth.privacy_plan_.noise_multiplier)] * 4
+    plan = synth.privacy_plan_
+    assert calls["select"] == [(1 / 200, plan.select_epsilon)] * 4
+    assert calls["measure"] == [(1.0, GaussianEvent(plan.noise_multiplier))] * 4
+
+    calls["measure"].clear()
+    synth.set_params(workload=None, noise="laplace").fit(X)
+    plan = synth.privacy_plan_
+    # Laplace: L1 sensitivity 2 (counts) for a marginal, never 1.
+    assert calls["measure"] == [(2.0, LaplaceEvent(plan.measure_epsilon))] * (3 + 4)
+
+
+def test_laplace_measurement_noise_scale_is_two_over_epsilon():
+    """The L1 sensitivity of a marginal under replace-one is 2 (not 1).
+
+    The mean absolute noise of a Laplace measurement of scale b is b; with
+    100,000 cells its standard error is b / sqrt(1e5), so 1 instead of 2
+    (b halved) is 150 standard errors away.
+    """
+    plan = plan_privacy(1.0, 0.0, "laplace", 2, 3, RDPAccountant())
+    cells, n = 100_000, 1000
+    noisy, _ = _measure(
+        np.zeros(cells), plan_measurement(plan, cells), plan, check_random_source(5), n
+    )
+    scale = 2.0 / plan.measure_epsilon
+    assert np.mean(np.abs(noisy * n)) == pytest.approx(scale, rel=5 / math.sqrt(cells))
 
 
 def test_one_charge_per_fit_and_refusal_leaves_no_model(monkeypatch):

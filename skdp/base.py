@@ -1,0 +1,239 @@
+"""The contract every private skdp estimator follows: plan, charge, run.
+
+A private fit has three phases, always in this order:
+
+1. **plan** — validate the input and the parameters and decide *everything*
+   the fit will do from public quantities only: the parameters, the
+   declared bounds and schema, and ``n_samples`` / ``n_features`` (public
+   under skdp's replace-one neighbouring relation). The plan is a
+   :class:`FitPlan`: the privacy event to charge and the exact settings
+   (noise scales, grid spacings, step counts, solver thresholds) the run
+   will use. Every input and parameter problem, including numerical
+   feasibility (overflow, memory), is found here; nothing is charged yet,
+   so an error leaves the budget untouched.
+2. **charge** — the budget records ``plan.event`` (or refuses it, which
+   leaves no record and no model).
+3. **run** — the mechanism runs with exactly the plan's settings. It cannot
+   raise and emits no warning: whatever it releases (fitted attributes and
+   their types and shapes) depends on the data only through the
+   mechanism's noisy output.
+
+:class:`PrivateEstimatorMixin` implements the order once
+(:meth:`PrivateEstimatorMixin._fit_private`); an estimator supplies the
+three steps (``_prepare_fit``, ``_plan_fit``, ``_run_fit``).
+:meth:`PrivateEstimatorMixin.privacy_plan` returns the plan without charging
+anything: what a fit *would* spend, which is how
+:class:`~skdp.model_selection.PrivateSearchCV` learns the cost of a trial.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from .accounting._accountant import RDPAccountant
+from .accounting._budget import PrivacyBudget
+from .accounting._events import PrivacyEvent
+from .exceptions import ChargedFitError
+from .utils._random import RandomSource, check_random_source
+
+__all__ = ["FitPlan", "PrivateEstimatorMixin"]
+
+# Setting this environment variable re-raises the original exception of a
+# run that failed after the charge, for debugging skdp itself; the exception
+# may carry private values, so never set it where the output is released.
+_DEBUG_VARIABLE = "SKDP_UNSAFE_DEBUG"
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    """What a fit will spend and exactly how it will run.
+
+    Built before the charge from public quantities only (parameters,
+    declared bounds and schema, ``n_samples`` and ``n_features``).
+
+    Attributes
+    ----------
+    event : PrivacyEvent
+        The event the fit charges; the run spends exactly this.
+    delta : float
+        The delta at which ``epsilon_`` is reported (0 for pure events).
+    settings : Mapping
+        Read-only settings of the run (noise scales, step counts, solver
+        thresholds, ...), named by the estimator.
+
+    Examples
+    --------
+    >>> from skdp.base import FitPlan
+    >>> from skdp.accounting import LaplaceEvent
+    >>> plan = FitPlan(LaplaceEvent(0.5), settings={"scale": 2.0})
+    >>> plan.settings["scale"], plan.delta
+    (2.0, 0.0)
+    """
+
+    event: PrivacyEvent
+    delta: float = 0.0
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not isinstance(self.event, PrivacyEvent):
+            raise TypeError(f"event must be a PrivacyEvent, got {self.event!r}.")
+        object.__setattr__(self, "delta", float(self.delta))
+        object.__setattr__(self, "settings", MappingProxyType(dict(self.settings)))
+
+
+class PrivateEstimatorMixin:
+    """Plan, charge and run a private fit; record what it spent.
+
+    Subclasses implement three methods and call :meth:`_fit_private` from
+    ``fit``:
+
+    ``_prepare_fit(X, y)``
+        Validate the input and parameters; return the data in the form the
+        run needs together with the public facts the plan reads. Bounds or
+        labels that are not given may be read from the data here, with a
+        :class:`~skdp.exceptions.PrivacyLeakWarning`. May raise.
+    ``_plan_fit(prepared)``
+        Return the :class:`FitPlan`, using only public quantities of
+        ``prepared``. May raise (infeasible parameters).
+    ``_run_fit(prepared, plan, source)``
+        Compute and set the fitted attributes with exactly ``plan.settings``
+        and the noise source ``source``. Must not raise.
+
+    After a charge the fit records
+
+    * ``privacy_event_``: the :class:`~skdp.accounting.PrivacyEvent` charged;
+    * ``epsilon_``, ``delta_``: what that event alone costs at the plan's
+      delta, by the budget's accountant;
+    * ``budget_entry_``: the ledger entry in ``budget`` (``None`` when
+      ``budget=None``: the fit is then recorded only on the estimator).
+
+    A refused charge raises :class:`~skdp.exceptions.BudgetExceededError`
+    and leaves the estimator unfitted: every fitted attribute (trailing
+    underscore), including those of a previous fit, is removed. Should the
+    run fail after the charge (a bug: runs are written not to), the spend
+    stands, the estimator is left unfitted and
+    :class:`~skdp.exceptions.ChargedFitError` is raised with a fixed
+    message, because the original error could reveal private values.
+    Warnings raised during the run are discarded for the same reason.
+    """
+
+    _privacy_attributes = ("privacy_event_", "epsilon_", "delta_", "budget_entry_")
+
+    # -- what subclasses provide ------------------------------------------
+    def _prepare_fit(self, X, y=None):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _plan_fit(self, prepared) -> FitPlan:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _run_fit(self, prepared, plan: FitPlan, source: RandomSource) -> None:
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    # -- the contract ------------------------------------------------------
+    def _accountant(self) -> RDPAccountant:
+        """The accountant of ``budget``, or a default one when there is none."""
+        budget: PrivacyBudget | None = getattr(self, "budget", None)
+        return budget.accountant if budget is not None else RDPAccountant()
+
+    def _privacy_label(self) -> str:
+        params = self.get_params(deep=False)
+        shown = {
+            k: v
+            for k, v in params.items()
+            if k in ("epsilon", "delta", "method", "C", "n_rounds") and v is not None
+        }
+        args = ", ".join(f"{k}={v!r}" for k, v in shown.items())
+        return f"{type(self).__name__}({args}).fit"
+
+    def _forget_fit(self) -> None:
+        for name in list(vars(self)):
+            if name.endswith("_") and not name.startswith("__"):
+                delattr(self, name)
+
+    def _plan_with_input(self, X, y=None):
+        prepared = self._prepare_fit(X, y)
+        plan = self._plan_fit(prepared)
+        if not isinstance(plan, FitPlan):
+            raise TypeError(
+                f"{type(self).__name__}._plan_fit must return a FitPlan, got "
+                f"{type(plan).__name__}."
+            )
+        return prepared, plan
+
+    def privacy_plan(self, X, y=None) -> FitPlan:
+        """What :meth:`fit` would charge on ``(X, y)``, without charging it.
+
+        Validates the input exactly as ``fit`` does (so an input ``fit``
+        refuses is refused here too) and returns the plan. Nothing is spent
+        and no noise is drawn.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,), default=None
+            Targets, for supervised estimators.
+
+        Returns
+        -------
+        plan : FitPlan
+            ``plan.event`` is what a fit would charge.
+        """
+        return self._plan_with_input(X, y)[1]
+
+    def _charge(self, plan: FitPlan) -> None:
+        """Charge ``plan.event`` to ``budget`` and record it on the estimator."""
+        for name in self._privacy_attributes:
+            self.__dict__.pop(name, None)
+        label = plan.event.label or self._privacy_label()
+        event = plan.event.with_label(label)
+        budget: PrivacyBudget | None = getattr(self, "budget", None)
+        epsilon_spent, delta_spent = self._accountant().epsilon_delta(
+            [event], plan.delta
+        )
+        try:
+            entry = budget.spend(event, label) if budget is not None else None
+        except Exception:
+            self._forget_fit()
+            raise
+        self.privacy_event_ = event
+        self.epsilon_ = epsilon_spent
+        self.delta_ = delta_spent
+        self.budget_entry_ = entry
+
+    def _fit_private(self, X, y=None):
+        """Plan, charge, run; the one order every private fit follows."""
+        prepared, plan = self._plan_with_input(X, y)
+        source = check_random_source(getattr(self, "random_state", None))
+        self._charge(plan)
+        self._run_charged(prepared, plan, source)
+        return self
+
+    def _run_charged(self, prepared, plan: FitPlan, source: RandomSource) -> None:
+        """Run after the charge: no exception and no warning escapes."""
+        failed = False
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                self._run_fit(prepared, plan, source)
+        except Exception:
+            if os.environ.get(_DEBUG_VARIABLE):
+                raise
+            failed = True
+        if failed:
+            # Raised outside the handler so that no private detail of the
+            # original exception travels with it (no __context__).
+            self._forget_fit()
+            raise ChargedFitError(
+                f"{type(self).__name__}.fit failed after charging its budget; "
+                "the spend stands and nothing was released. This is a bug in "
+                "skdp: please report it (the original error is withheld "
+                "because it could reveal private data)."
+            )

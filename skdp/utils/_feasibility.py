@@ -1,0 +1,82 @@
+"""Numerical feasibility checks that a plan runs before the charge.
+
+A private fit must find every problem before it charges its budget; after
+the charge nothing may raise and no released number may be NaN or
+infinite. Plans therefore check, from public quantities only, that the
+magnitudes their run will compute stay well inside float64's range and
+that the memory it will need exists on this machine.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+__all__ = ["MAX_MAGNITUDE", "check_magnitudes", "check_memory", "physical_memory"]
+
+#: Largest magnitude a plan lets its run compute with: squares and sums of a
+#: few thousand such numbers still fit in float64 (max about 1.8e308).
+MAX_MAGNITUDE = 1e150
+
+
+def check_magnitudes(what: str, **quantities: float) -> None:
+    """Refuse quantities that are not finite or exceed :data:`MAX_MAGNITUDE`.
+
+    Parameters
+    ----------
+    what : str
+        What is being planned, for the message.
+    **quantities : float
+        Named public quantities the run will compute with.
+
+    Raises
+    ------
+    ValueError
+        Naming the first offending quantity and its (public) value.
+
+    Examples
+    --------
+    >>> from skdp.utils._feasibility import check_magnitudes
+    >>> check_magnitudes("a fit", C=1.0)
+    >>> check_magnitudes("a fit", C=1e300)
+    Traceback (most recent call last):
+    ...
+    ValueError: a fit cannot be computed in float64: C is 1e+300...
+    """
+    for name, value in quantities.items():
+        value = float(value)
+        if not (math.isfinite(value) and abs(value) <= MAX_MAGNITUDE):
+            raise ValueError(
+                f"{what} cannot be computed in float64: {name} is {value:.3g}, "
+                f"beyond {MAX_MAGNITUDE:.0e} (overflow would follow). Use "
+                "smaller parameters or bounds."
+            )
+
+
+def physical_memory() -> int:
+    """Bytes of physical memory of this machine (a public fact), or 2**40."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
+        return 2**40
+
+
+def check_memory(n_bytes: float, what: str, fix: str) -> None:
+    """Refuse a plan whose run needs more memory than this machine has.
+
+    Examples
+    --------
+    >>> from skdp.utils._feasibility import check_memory
+    >>> check_memory(1024, "a small table", "make it smaller")
+    >>> check_memory(2.0**80, "a huge table", "make it smaller")
+    Traceback (most recent call last):
+    ...
+    MemoryError: a huge table needs 1.2e+24 bytes...
+    """
+    available = physical_memory()
+    if not n_bytes <= available:
+        raise MemoryError(
+            f"{what} needs {n_bytes:.2g} bytes, more than this machine's "
+            f"{available:.2g} bytes of memory; nothing was charged. To fit, "
+            f"{fix}."
+        )
