@@ -81,8 +81,10 @@ def parse_bounds(text):
 
 # -- reading -----------------------------------------------------------------
 def _read_csv(path):
+    # utf-8-sig: spreadsheet programs often start the file with a byte order
+    # mark, which would otherwise become part of the first column's name.
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
             rows = list(csv.reader(handle))
     except UnicodeDecodeError:
         raise CommandLineError(f"{path} is not a UTF-8 text file") from None

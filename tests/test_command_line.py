@@ -277,3 +277,15 @@ def test_python_dash_m_skdp_runs_the_command(tmp_path):
     )
     assert bad.returncode == 2
     assert "--epsilon" in bad.stderr
+
+
+def test_a_byte_order_mark_does_not_change_the_first_column_name(tmp_path):
+    # Files saved by spreadsheet programs often start with a UTF-8 BOM.
+    data = _write_table(tmp_path / "plain.csv")
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes(b"\xef\xbb\xbf" + data.read_bytes())
+    out = tmp_path / "synth.csv"
+    argv = ["synthesize", str(bom), "--epsilon", "1", "--out", str(out)]
+    assert main(argv + ["--seed", "0"] + PUBLIC) == 0
+    assert _read(out)[0] == ["age", "sex", "income", "score"]
+    assert not out.read_bytes().startswith(b"\xef\xbb\xbf")
