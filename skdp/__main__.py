@@ -38,6 +38,8 @@ def _synthesize(args, parser) -> int:
             categorical=args.categorical,
             categories=args.categories,
             bounds=args.bounds,
+            integer=args.integer,
+            max_categories=args.max_categories,
             n_bins=args.n_bins,
             n_rounds=args.n_rounds,
             seed=args.seed,
@@ -52,7 +54,12 @@ def _synthesize(args, parser) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m skdp``."""
-    from ._synthesize_cli import parse_bounds, parse_categories, positive_float
+    from ._synthesize_cli import (
+        integer_in,
+        parse_bounds,
+        parse_categories,
+        positive_float,
+    )
 
     parser = argparse.ArgumentParser(
         prog="python -m skdp",
@@ -91,12 +98,16 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Read a CSV file with a header row, fit a PMWSynthesizer (MWEM) "
             "with the given privacy budget and write synthetic rows with the "
-            "same columns to --out. Column names, column types (integer, "
-            "decimal or text), the number of rows and the declared categories "
+            "same columns to --out. Column names, which columns hold numbers "
+            "and which text, the number of rows and the declared categories "
             "and bounds are treated as public; everything else is protected by "
             "(epsilon, delta)-differential privacy under the replacement of "
             "one row. A bound or category list that you do not give is read "
-            "from the data, with a PrivacyLeakWarning."
+            "from the data, with a PrivacyLeakWarning. A numeric column is "
+            "written as whole numbers if it is named in --integer or if both "
+            "ends of its --bounds are written as whole numbers (age=0:120); "
+            "otherwise, and whenever its range is read from the data, as "
+            "decimals: the values never decide the format."
         ),
         epilog=(
             "example: python -m skdp synthesize data.csv --epsilon 1 --out "
@@ -145,7 +156,25 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="COLUMN=LOW:HIGH",
         help="the public range of a numeric column (repeatable); values "
-        "outside are clipped",
+        "outside are clipped. Whole-number ends (age=0:120) make whole-number "
+        "output; write age=0.0:120 for decimals",
+    )
+    synth.add_argument(
+        "--integer",
+        nargs="+",
+        default=[],
+        metavar="COLUMN",
+        help="write these numeric columns as whole numbers, rounded and clipped "
+        "into ceil(LOW)..floor(HIGH) of their range",
+    )
+    synth.add_argument(
+        "--max-categories",
+        type=integer_in(1),
+        default=100,
+        metavar="N",
+        help="refuse to read the list of values of a categorical column from "
+        "the data when it has more than N distinct values: the synthetic rows "
+        "would copy them (default: %(default)s)",
     )
     synth.add_argument(
         "--n-bins",

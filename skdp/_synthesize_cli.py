@@ -16,14 +16,18 @@ import csv
 import math
 import os
 import tempfile
+from numbers import Integral
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from .utils import warn_data_derived
 
 __all__ = [
+    "Bounds",
     "CommandLineError",
+    "integer_in",
     "parse_bounds",
     "parse_categories",
     "positive_float",
@@ -47,6 +51,27 @@ def positive_float(text):
     return value
 
 
+def integer_in(low, high=None):
+    """``argparse`` type factory: an integer from ``low`` to ``high``."""
+
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        return _check_integer(value, low, high, argparse.ArgumentTypeError)
+
+    return parse
+
+
+def _check_integer(value, low, high, error):
+    if value < low:
+        raise error(f"must be at least {low:,}, got {value}")
+    if high is not None and value > high:
+        raise error(f"must be at most {high:,}, got {value}")
+    return value
+
+
 def parse_categories(text):
     """``argparse`` type: ``COLUMN=A,B,...`` -> ``(column, [A, B, ...])``."""
     column, sep, values = text.partition("=")
@@ -60,23 +85,57 @@ def parse_categories(text):
     return column, categories
 
 
+class Bounds(NamedTuple):
+    """The public range of a numeric column, as ``--bounds`` gave it."""
+
+    low: float
+    high: float
+    whole: bool
+    """Both ends were written as whole numbers (``age=0:120``, not ``0.0:120``)."""
+
+
 def parse_bounds(text):
-    """``argparse`` type: ``COLUMN=LOW:HIGH`` -> ``(column, (low, high))``."""
+    """``argparse`` type: ``COLUMN=LOW:HIGH`` -> ``(column, Bounds)``."""
     column, sep, values = text.rpartition("=")
     low, colon, high = values.partition(":")
     try:
         if not (sep and column and colon):
             raise ValueError
-        low, high = float(low), float(high)
+        bounds = Bounds(float(low), float(high), _is_whole(low) and _is_whole(high))
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected COLUMN=LOW:HIGH (for example age=0:100), got {text!r}"
         ) from None
-    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+    if not _valid_range(bounds):
         raise argparse.ArgumentTypeError(
             f"bounds must be finite with LOW < HIGH, got {text!r}"
         )
-    return column, (low, high)
+    return column, bounds
+
+
+def _is_whole(text):
+    """Whether an option's number is written as a whole number: digits, a sign."""
+    return text.strip().lstrip("+-").isdigit()
+
+
+def _valid_range(bounds):
+    low, high = bounds[0], bounds[1]
+    return math.isfinite(low) and math.isfinite(high) and low < high
+
+
+def _as_bounds(column, value):
+    """``(low, high)`` or :class:`Bounds` -> :class:`Bounds`; whole if ints."""
+    if isinstance(value, Bounds):
+        bounds = value
+    else:
+        low, high = value
+        whole = all(isinstance(v, Integral) and not isinstance(v, bool) for v in value)
+        bounds = Bounds(float(low), float(high), whole)
+    if not _valid_range(bounds):
+        raise CommandLineError(
+            f"bounds of column {column!r} must be finite with LOW < HIGH, got {value}"
+        )
+    return bounds
 
 
 # -- reading -----------------------------------------------------------------
@@ -113,21 +172,29 @@ def _read_csv(path):
     return header, columns
 
 
-def _parse_numeric(values):
-    """Floats and whether all are integers, or None if a value is not a number."""
-    try:
-        numbers = np.array([float(v) for v in values])
-    except ValueError:
-        return None
-    if not np.all(np.isfinite(numbers)):
-        return None
-    integer = all(_is_integer_text(v) for v in values)
-    return numbers, integer
+def _read_numbers(values):
+    """A column's cells as floats, or None if it holds text.
 
-
-def _is_integer_text(text):
-    text = text.strip()
-    return text.lstrip("+-").isdigit()
+    A column holds text if a non-empty cell is not a number, or if every
+    cell is empty. Empty cells become NaN, and ``has_empty`` says whether
+    there were any; cells such as ``nan``, ``inf`` or ``1e400`` (which
+    ``float`` reads as infinity) stay NaN or infinite. The caller refuses
+    both: the synthesizer takes finite numbers only.
+    """
+    numbers = np.empty(len(values))
+    has_empty = False
+    for position, text in enumerate(values):
+        if not text.strip():
+            numbers[position] = np.nan
+            has_empty = True
+            continue
+        try:
+            numbers[position] = float(text)
+        except ValueError:
+            return None
+    if has_empty and np.all(np.isnan(numbers)):
+        return None
+    return numbers, has_empty
 
 
 # -- the command -------------------------------------------------------------
@@ -157,39 +224,55 @@ def _check_paths(input_path, out_path, overwrite):
     return source, target
 
 
-def _column_plan(header, columns, categorical, categories, bounds, strict):
-    """Decide, for each column, how it is encoded and with which public domain."""
+def _column_plan(
+    header, columns, *, categorical, categories, bounds, integer, strict, max_categories
+):
+    """Decide, for each column, how it is encoded and with which public domain.
+
+    Every decision that shapes the output file (categorical or numeric,
+    whole numbers or decimals) is taken here, before the fit; the output
+    format of a numeric column comes from the options only (see
+    :func:`_writes_whole_numbers`), never from its values.
+    """
     known = set(header)
     declared_categories = dict(categories)
-    declared_bounds = dict(bounds)
+    declared_bounds = {
+        name: _as_bounds(name, value) for name, value in dict(bounds).items()
+    }
+    categorical, integer = list(categorical), list(integer)
     for option, names in [
         ("--categorical", categorical),
         ("--categories", declared_categories),
         ("--bounds", declared_bounds),
+        ("--integer", integer),
     ]:
         unknown = [name for name in names if name not in known]
         if unknown:
             raise CommandLineError(
                 f"{option} names unknown column(s) {unknown}; the columns are {header}"
             )
-    both = sorted(set(declared_bounds) & (set(categorical) | set(declared_categories)))
-    if both:
-        raise CommandLineError(
-            f"column(s) {both} are given both --bounds and categories"
-        )
+    categorical_names = set(categorical) | set(declared_categories)
+    numeric_options = [("--bounds", declared_bounds), ("--integer", integer)]
+    for option, names in numeric_options:
+        both = sorted(set(names) & categorical_names)
+        if both:
+            raise CommandLineError(
+                f"column(s) {both} are given both {option} and categories"
+            )
 
     plan = []
     missing = []
     for name, values in zip(header, columns):
         parsed = None
-        if name not in categorical and name not in declared_categories:
-            parsed = _parse_numeric(values)
+        if name not in categorical_names:
+            parsed = _read_numbers(values)
         if parsed is None:
-            if name in declared_bounds:
-                raise CommandLineError(
-                    f"--bounds given for column {name!r}, which holds text; "
-                    f"give --categories {name}=... instead"
-                )
+            for option, names in numeric_options:
+                if name in names:
+                    raise CommandLineError(
+                        f"{option} given for column {name!r}, which holds text; "
+                        f"give --categories {name}=... instead"
+                    )
             plan.append(
                 {
                     "name": name,
@@ -199,22 +282,72 @@ def _column_plan(header, columns, categorical, categories, bounds, strict):
             )
             if name not in declared_categories:
                 missing.append(f"--categories {name}=...")
-        else:
-            numbers, integer = parsed
-            plan.append(
-                {
-                    "name": name,
-                    "kind": "numeric",
-                    "values": numbers,
-                    "integer": integer,
-                    "bounds": declared_bounds.get(name),
-                }
+            continue
+        numbers, has_empty = parsed
+        if has_empty:
+            raise CommandLineError(
+                f"column {name!r} has empty cells in a numeric column; the "
+                "synthesizer does not take missing values: fill them or declare "
+                f"the column categorical with --categories {name}=...,"
             )
-            if name not in declared_bounds:
-                missing.append(f"--bounds {name}=LOW:HIGH")
+        if not np.all(np.isfinite(numbers)):
+            raise CommandLineError(
+                f"column {name!r} holds numbers and also cells that are not "
+                "finite numbers (nan, inf, or beyond the floating-point range); "
+                "fix those cells or declare the column categorical with "
+                f"--categories {name}=..."
+            )
+        column_bounds = declared_bounds.get(name)
+        whole = _writes_whole_numbers(name, integer, column_bounds)
+        if whole and column_bounds is not None:
+            if math.ceil(column_bounds.low) > math.floor(column_bounds.high):
+                raise CommandLineError(
+                    f"--integer {name}: no whole number within --bounds "
+                    f"{name}={column_bounds.low:g}:{column_bounds.high:g}"
+                )
+        plan.append(
+            {
+                "name": name,
+                "kind": "numeric",
+                "values": numbers,
+                "integer": whole,
+                "bounds": column_bounds,
+            }
+        )
+        if column_bounds is None:
+            missing.append(f"--bounds {name}=LOW:HIGH")
     if strict and missing:
         raise CommandLineError("--strict: no public domain for " + ", ".join(missing))
+    for column, values in zip(plan, columns):
+        # Categories read from the data are the raw values: for a column
+        # with many of them the synthetic rows would copy values that only
+        # a few people have. Only the comparison with the public cap is
+        # data-dependent, and it is reported before any budget is spent.
+        if column["kind"] == "categorical" and column["categories"] is None:
+            if len(set(values)) > max_categories:
+                name = column["name"]
+                raise CommandLineError(
+                    f"column {name!r} has more than {max_categories} distinct "
+                    "values and no public list of them; categories read from the "
+                    "data would copy its values into the synthetic rows. Give the "
+                    f"public list with --categories {name}=A,B,..., or, for a "
+                    f"numeric column, its public range with --bounds "
+                    f"{name}=LOW:HIGH (and without --categorical {name}); "
+                    "--max-categories N raises the limit"
+                )
     return plan
+
+
+def _writes_whole_numbers(name, integer, bounds):
+    """Whether a numeric column is written as whole numbers; options only.
+
+    Yes if the column is named in ``--integer``, or if its ``--bounds`` are
+    both written as whole numbers (``age=0:120``); otherwise, and always
+    when the range is read from the data, decimals. The values never
+    decide: one value written ``30.5`` instead of ``30`` would otherwise
+    change the format of the whole synthetic column.
+    """
+    return name in integer or (bounds is not None and bounds.whole)
 
 
 def _encode(plan, columns):
@@ -232,13 +365,11 @@ def _encode(plan, columns):
                 )
                 column["categories"] = sorted(set(values))
             index = {value: code for code, value in enumerate(column["categories"])}
-            unknown = sorted(set(values) - set(index))
-            if unknown:
-                shown = ", ".join(repr(v) for v in unknown[:5])
+            if not set(values) <= set(index):
+                # Neither the values nor their number: both are private.
                 raise CommandLineError(
-                    f"column {name!r} holds values that --categories does not list "
-                    f"({shown}{', ...' if len(unknown) > 5 else ''}); add them to "
-                    "the list or clean the file"
+                    f"column {name!r} holds values that --categories does not "
+                    f"list; add them to --categories {name}=... or clean the file"
                 )
             encoded.append(np.array([index[v] for v in values], dtype=float))
             categories[position] = list(range(len(column["categories"])))
@@ -251,15 +382,18 @@ def _encode(plan, columns):
                     stacklevel=2,
                 )
                 low, high = float(column["values"].min()), float(column["values"].max())
+                if column["integer"]:
+                    low, high = math.floor(low), math.ceil(high)
                 if not high > low:
                     low, high = low - 0.5, high + 0.5
-                column["bounds"] = (low, high)
+                column["bounds"] = Bounds(low, high, whole=False)
             encoded.append(column["values"])
-            bounds[position] = column["bounds"]
+            bounds[position] = (column["bounds"].low, column["bounds"].high)
     return np.column_stack(encoded), categories, bounds
 
 
 def _decode(plan, synthetic):
+    """Text cells of synthetic rows; each column's format is fixed by the plan."""
     out = []
     for column, values in zip(plan, np.asarray(synthetic, dtype=float).T):
         if column["kind"] == "categorical":
@@ -267,7 +401,7 @@ def _decode(plan, synthetic):
             codes = np.clip(np.rint(values).astype(np.intp), 0, len(labels) - 1)
             out.append([labels[code] for code in codes])
         elif column["integer"]:
-            low, high = column["bounds"]
+            low, high = column["bounds"].low, column["bounds"].high
             rounded = np.clip(np.rint(values), math.ceil(low), math.floor(high))
             out.append([str(int(v)) for v in rounded])
         else:
@@ -307,6 +441,8 @@ def synthesize_csv(
     categorical=(),
     categories=(),
     bounds=(),
+    integer=(),
+    max_categories=100,
     n_bins=None,
     n_rounds=None,
     seed=None,
@@ -337,7 +473,16 @@ def synthesize_csv(
         raise CommandLineError(f"--n-samples must be at least 1, got {n_samples}")
     header, columns = _read_csv(source)
     _say(progress, f"read {source}: {len(columns[0]):,} rows, {len(header)} columns")
-    plan = _column_plan(header, columns, list(categorical), categories, bounds, strict)
+    plan = _column_plan(
+        header,
+        columns,
+        categorical=categorical,
+        categories=categories,
+        bounds=bounds,
+        integer=integer,
+        strict=strict,
+        max_categories=max_categories,
+    )
     X, codes, ranges = _encode(plan, columns)
 
     params = {"epsilon": epsilon, "categories": codes, "bounds": ranges}
