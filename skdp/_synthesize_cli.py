@@ -15,8 +15,9 @@ import argparse
 import csv
 import math
 import os
+import shutil
 import tempfile
-from numbers import Integral
+from numbers import Integral, Real
 from pathlib import Path
 from typing import NamedTuple
 
@@ -27,49 +28,104 @@ from .utils import warn_data_derived
 __all__ = [
     "Bounds",
     "CommandLineError",
-    "integer_in",
+    "OutputError",
+    "number",
     "parse_bounds",
     "parse_categories",
-    "positive_float",
     "synthesize_csv",
+    "whole_number",
 ]
+
+# Public limits of the command, documented in --help and the user guide.
+# Beyond them the command would not release anything useful, or would fail
+# (out of memory, an overflow in the noise calibration) after the budget
+# is charged; they are checked before the file is read.
+MIN_EPSILON = 1e-3  # below: noise only; the plan could spend more than asked
+MAX_EPSILON = 1e6  # above: no privacy; the calibration overflows near 1e200
+MAX_SAMPLES = 10**8
+MAX_BINS = 1_000
+MAX_ROUNDS = 10_000
+DEFAULT_MAX_CATEGORIES = 100
+# The three largest columns' domain sizes multiplied: the cells of the
+# largest marginal that the synthesizer counts (8 bytes each, twice).
+MAX_MARGINAL_CELLS = 10**7
+# Synthetic cells sampled, decoded and written at a time: memory stays
+# bounded whatever --n-samples is.
+_CHUNK_CELLS = 10**6
 
 
 class CommandLineError(Exception):
-    """A problem with the command's input, reported as a usage error."""
+    """A problem with the command's input, reported as a usage error.
+
+    Raised before the privacy budget is charged: nothing has been spent.
+    """
+
+
+class OutputError(Exception):
+    """Writing the synthetic file failed after the budget was charged."""
 
 
 # -- argument types ----------------------------------------------------------
-def positive_float(text):
-    """``argparse`` type: a finite float > 0."""
+def number(text):
+    """``argparse`` type: a float (its range is checked by :func:`synthesize_csv`)."""
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
-    return value
 
 
-def integer_in(low, high=None):
-    """``argparse`` type factory: an integer from ``low`` to ``high``."""
-
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        return _check_integer(value, low, high, argparse.ArgumentTypeError)
-
-    return parse
+def whole_number(text):
+    """``argparse`` type: an int (its range is checked by :func:`synthesize_csv`)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
 
 
-def _check_integer(value, low, high, error):
-    if value < low:
-        raise error(f"must be at least {low:,}, got {value}")
-    if high is not None and value > high:
-        raise error(f"must be at most {high:,}, got {value}")
-    return value
+def _check_options(
+    *, epsilon, delta, n_samples, n_bins, n_rounds, seed, max_categories
+):
+    """Refuse option values outside the command's public limits."""
+    if not _is_real(epsilon) or not math.isfinite(epsilon):
+        raise CommandLineError(f"--epsilon must be a finite number, got {epsilon}")
+    if epsilon < MIN_EPSILON:
+        raise CommandLineError(
+            f"--epsilon must be at least {MIN_EPSILON:g}, got {epsilon:g}: below "
+            "it the synthetic rows would be noise only"
+        )
+    if epsilon > MAX_EPSILON:
+        raise CommandLineError(
+            f"--epsilon must be at most {MAX_EPSILON:g}, got {epsilon:g}: such an "
+            "epsilon provides no privacy (one row could change the odds of any "
+            f"output by a factor e**{epsilon:g})"
+        )
+    if delta is not None and not (_is_real(delta) and 0 < delta < 1):
+        raise CommandLineError(
+            f"--delta must be > 0 and < 1, got {delta} (the synthesizer adds "
+            "Gaussian noise, which needs delta > 0)"
+        )
+    more_rows = "; for more rows, fit PMWSynthesizer in Python and sample in parts"
+    for option, value, low, high, hint in [
+        ("--n-samples", n_samples, 1, MAX_SAMPLES, more_rows),
+        ("--n-bins", n_bins, 1, MAX_BINS, ""),
+        ("--n-rounds", n_rounds, 1, MAX_ROUNDS, ""),
+        ("--seed", seed, 0, None, ""),
+        ("--max-categories", max_categories, 1, None, ""),
+    ]:
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, Integral):
+            raise CommandLineError(f"{option} must be a whole number, got {value!r}")
+        if value < low:
+            raise CommandLineError(f"{option} must be at least {low:,}, got {value}")
+        if high is not None and value > high:
+            raise CommandLineError(
+                f"{option} must be at most {high:,}, got {value:,}{hint}"
+            )
+
+
+def _is_real(value):
+    return isinstance(value, Real) and not isinstance(value, bool)
 
 
 def parse_categories(text):
@@ -128,14 +184,20 @@ def _as_bounds(column, value):
     if isinstance(value, Bounds):
         bounds = value
     else:
-        low, high = value
-        whole = all(isinstance(v, Integral) and not isinstance(v, bool) for v in value)
-        bounds = Bounds(float(low), float(high), whole)
-    if not _valid_range(bounds):
+        try:
+            low, high = value
+            bounds = Bounds(float(low), float(high), _are_ints(low, high))
+        except (TypeError, ValueError):
+            bounds = None
+    if bounds is None or not _valid_range(bounds):
         raise CommandLineError(
             f"bounds of column {column!r} must be finite with LOW < HIGH, got {value}"
         )
     return bounds
+
+
+def _are_ints(*values):
+    return all(isinstance(v, Integral) and not isinstance(v, bool) for v in values)
 
 
 # -- reading -----------------------------------------------------------------
@@ -151,6 +213,8 @@ def _read_csv(path):
         raise CommandLineError(f"{path} is not a valid CSV file: {error}") from None
     except OSError as error:
         raise CommandLineError(f"cannot read {path}: {error.strerror}") from None
+    except MemoryError:
+        raise CommandLineError(f"{path} is too large to read into memory") from None
     rows = [row for row in rows if row]  # blank lines
     if not rows:
         raise CommandLineError(f"{path} is empty: expected a header row and data")
@@ -409,26 +473,84 @@ def _decode(plan, synthetic):
     return [list(row) for row in zip(*out)]
 
 
-def _write_csv(target, header, rows):
-    # Write next to the target, then rename: a failed run leaves no half file.
-    handle = tempfile.NamedTemporaryFile(
-        "w",
-        encoding="utf-8",
-        newline="",
-        dir=target.resolve().parent,
-        prefix=f".{target.name}.",
-        suffix=".tmp",
-        delete=False,
-    )
+def _check_marginal_size(plan, n_bins):
+    """Refuse domains whose largest marginal would not fit in memory."""
+    sizes = sorted(
+        (
+            len(column["categories"]) if column["kind"] == "categorical" else n_bins,
+            column["name"],
+        )
+        for column in plan
+    )[-3:]
+    cells = math.prod(size for size, _ in sizes)
+    if cells > MAX_MARGINAL_CELLS:
+        shown = ", ".join(f"{name!r}: {size:,}" for size, name in sizes)
+        raise CommandLineError(
+            f"the largest marginals would have {cells:,} cells (values or bins "
+            f"of the largest columns: {shown}); the synthesizer counts at most "
+            f"{MAX_MARGINAL_CELLS:,}: lower --n-bins or declare shorter "
+            "--categories lists"
+        )
+
+
+def _row_width(plan):
+    """Most bytes one synthetic row can take in the CSV file (with CRLF)."""
+    width = len(plan) + 1  # separators and line end
+    for column in plan:
+        if column["kind"] == "categorical":
+            # Quoted, with every character a doubled quote at worst.
+            width += max(2 * len(v.encode("utf-8")) + 2 for v in column["categories"])
+        elif column["integer"]:
+            low, high = column["bounds"].low, column["bounds"].high
+            width += max(len(str(math.ceil(low))), len(str(math.floor(high))))
+        else:
+            width += 13  # the longest ".6g" text, such as "-1.23457e-308"
+    return width
+
+
+def _check_space(target, header, plan, n_samples, out_path):
+    """Refuse before the fit an output the disk cannot hold."""
+    size = _row_width(plan) * (n_samples + 1) + sum(len(n) for n in header)
     try:
-        with handle:
-            writer = csv.writer(handle)
-            writer.writerow(header)
-            writer.writerows(rows)
-        os.replace(handle.name, target)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
+        free = shutil.disk_usage(target.resolve().parent).free
+    except OSError:
+        return
+    if size > free:
+        raise CommandLineError(
+            f"--out {out_path}: the synthetic file can take up to "
+            f"{size / 1e6:,.1f} MB but only {free / 1e6:,.1f} MB are free there; "
+            "lower --n-samples or free some space"
+        )
+
+
+def _open_output(target, out_path):
+    """The temporary file next to --out, opened before the fit."""
+    try:
+        return tempfile.NamedTemporaryFile(
+            "w",
+            encoding="utf-8",
+            newline="",
+            dir=target.resolve().parent,
+            prefix=f".{target.name}.",
+            suffix=".tmp",
+            delete=False,
+        )
+    except OSError as error:
+        raise CommandLineError(
+            f"--out {out_path}: cannot write in its directory: {error.strerror}"
+        ) from None
+
+
+def _write_synthetic(handle, header, plan, model, n_samples, seed):
+    """Sample, decode and write ``n_samples`` rows, a bounded chunk at a time."""
+    writer = csv.writer(handle)
+    writer.writerow(header)
+    # One generator for all chunks, so that seeded chunks differ.
+    random_state = None if seed is None else np.random.default_rng(seed)
+    chunk = max(1, _CHUNK_CELLS // len(header))
+    for start in range(0, n_samples, chunk):
+        rows = model.sample(min(chunk, n_samples - start), random_state=random_state)
+        writer.writerows(_decode(plan, rows))
 
 
 def synthesize_csv(
@@ -442,7 +564,7 @@ def synthesize_csv(
     categories=(),
     bounds=(),
     integer=(),
-    max_categories=100,
+    max_categories=DEFAULT_MAX_CATEGORIES,
     n_bins=None,
     n_rounds=None,
     seed=None,
@@ -453,7 +575,14 @@ def synthesize_csv(
     """Write a differentially private synthetic copy of a CSV file.
 
     Parameters are those of ``python -m skdp synthesize`` (see ``--help``);
-    ``categories`` and ``bounds`` are lists of ``(column, value)`` pairs.
+    ``categories`` and ``bounds`` are lists of ``(column, value)`` pairs,
+    a bound being ``(low, high)`` (whole numbers if both are ints) or a
+    :class:`Bounds`.
+
+    Every problem with the file or the options is found before the fit,
+    the only step that reads the data under the privacy guarantee; after
+    it, the output depends on the data only through the synthesizer's
+    noisy model.
 
     Returns
     -------
@@ -465,12 +594,24 @@ def synthesize_csv(
     ------
     CommandLineError
         For a bad file or option; nothing has been spent or written then.
+    OutputError
+        If writing the file failed after the fit; the budget was spent,
+        nothing was written.
     """
+    from .accounting import PrivacyBudget
+    from .exceptions import BudgetExceededError
     from .synthesis import PMWSynthesizer
 
+    _check_options(
+        epsilon=epsilon,
+        delta=delta,
+        n_samples=n_samples,
+        n_bins=n_bins,
+        n_rounds=n_rounds,
+        seed=seed,
+        max_categories=max_categories,
+    )
     source, target = _check_paths(input_path, out_path, overwrite)
-    if n_samples is not None and n_samples < 1:
-        raise CommandLineError(f"--n-samples must be at least 1, got {n_samples}")
     header, columns = _read_csv(source)
     _say(progress, f"read {source}: {len(columns[0]):,} rows, {len(header)} columns")
     plan = _column_plan(
@@ -484,20 +625,52 @@ def synthesize_csv(
         max_categories=max_categories,
     )
     X, codes, ranges = _encode(plan, columns)
-
     params = {"epsilon": epsilon, "categories": codes, "bounds": ranges}
     for name, value in [("delta", delta), ("n_bins", n_bins), ("n_rounds", n_rounds)]:
         if value is not None:
             params[name] = value
-    model = PMWSynthesizer(random_state=seed, **params)
-    _say(progress, f"fitting PMWSynthesizer(epsilon={epsilon:g}) ...")
-    try:
-        model.fit(X)
-    except (ValueError, TypeError) as error:
-        raise CommandLineError(str(error)) from None
+    defaults = PMWSynthesizer().get_params()
+    delta = defaults["delta"] if delta is None else delta
+    _check_marginal_size(plan, defaults["n_bins"] if n_bins is None else n_bins)
     n_samples = len(X) if n_samples is None else n_samples
-    synthetic = model.sample(n_samples, random_state=seed)
-    _write_csv(target, header, _decode(plan, synthetic))
+    _check_space(target, header, plan, n_samples, out_path)
+    # A budget of exactly (epsilon, delta): the fit cannot spend more than
+    # the command was given, whatever its plan (it is refused at the charge,
+    # before any noise is drawn).
+    budget = PrivacyBudget(epsilon, delta)
+    model = PMWSynthesizer(random_state=seed, budget=budget, **params)
+    whole = [c["name"] for c in plan if c["kind"] == "numeric" and c["integer"]]
+    if whole:
+        _say(progress, "whole numbers in: " + ", ".join(whole))
+    handle = _open_output(target, out_path)
+    try:
+        _say(progress, f"fitting PMWSynthesizer(epsilon={epsilon:g}) ...")
+        try:
+            model.fit(X)  # the charge
+        except BudgetExceededError:
+            raise CommandLineError(
+                f"the synthesizer's plan for {len(header)} columns would spend "
+                f"more than --epsilon {epsilon:g} with delta={delta:g}; nothing "
+                "was spent. Raise --epsilon or --delta, or lower --n-rounds"
+            ) from None
+        except (ValueError, TypeError) as error:
+            if hasattr(model, "privacy_event_"):
+                raise  # after the charge: a bug, not a usage error
+            raise CommandLineError(f"the synthesizer refused: {error}") from None
+        try:
+            _write_synthetic(handle, header, plan, model, n_samples, seed)
+            handle.close()
+            os.replace(handle.name, target)
+        except OSError as error:
+            raise OutputError(
+                f"writing --out {out_path} failed after the privacy budget was "
+                f"spent (epsilon={model.epsilon_:.6g}, delta={model.delta_:.3g}): "
+                f"{error.strerror or error}; nothing was written, and a new run "
+                "spends again"
+            ) from None
+    finally:
+        handle.close()
+        Path(handle.name).unlink(missing_ok=True)
     _say(
         progress,
         f"wrote {target}: {n_samples:,} synthetic rows; spent "

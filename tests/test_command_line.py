@@ -189,7 +189,7 @@ def test_synthesize_never_overwrites_its_input(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize(
     "options, message",
     [
-        (["--epsilon", "0"], "must be a finite number > 0"),
+        (["--epsilon", "0"], "--epsilon must be at least 0.001"),
         (["--epsilon", "abc"], "not a number"),
         (["--epsilon", "1", "--bounds", "age"], "expected COLUMN=LOW:HIGH"),
         (["--epsilon", "1", "--bounds", "age=5:1"], "LOW < HIGH"),
@@ -483,6 +483,155 @@ def test_category_errors_do_not_echo_private_values(tmp_path, capsys, fit_calls)
     assert "column 'sex' holds values that --categories does not list" in err
     assert "Zyzzyx" not in err
     assert fit_calls == [] and not out.exists()
+
+
+def _is_before_any_work(monkeypatch):
+    from skdp import _synthesize_cli
+
+    reads = []
+    monkeypatch.setattr(
+        _synthesize_cli, "_read_csv", lambda *a: reads.append(a) or 1 / 0
+    )
+    return reads
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--epsilon", "1e308"], "--epsilon must be at most 1e+06"),
+        (["--epsilon", "1e7"], "no privacy"),
+        (["--epsilon", "1e-300"], "--epsilon must be at least 0.001"),
+        (["--epsilon", "inf"], "must be a finite number"),
+        (["--epsilon", "nan"], "must be a finite number"),
+        (["--epsilon", "1", "--n-samples", str(10**12)], "at most 100,000,000"),
+        (["--epsilon", "1", "--n-samples", "-1"], "at least 1"),
+        (["--epsilon", "1", "--n-bins", str(10**9)], "at most 1,000"),
+        (["--epsilon", "1", "--n-bins", "0"], "at least 1"),
+        (["--epsilon", "1", "--n-rounds", str(10**9)], "at most 10,000"),
+        (["--epsilon", "1", "--delta", "0"], "--delta must be > 0"),
+        (["--epsilon", "1", "--delta", "nan"], "--delta must be"),
+        (["--epsilon", "1", "--delta", "1"], "--delta must be"),
+        (["--epsilon", "1", "--seed", "-1"], "at least 0"),
+        (["--epsilon", "1", "--max-categories", "0"], "at least 1"),
+    ],
+)
+def test_absurd_sizes_are_usage_errors_before_any_work(
+    tmp_path, capsys, monkeypatch, fit_calls, options, message
+):
+    # From the adoption issue: --n-samples 10**12 and --epsilon 1e308 ended
+    # in tracebacks (after the fit, for --n-samples).
+    data = _write_table(tmp_path / "data.csv", n_rows=30)
+    out = tmp_path / "synth.csv"
+    reads = _is_before_any_work(monkeypatch)
+    err = _usage_error(capsys, ["synthesize", str(data), "--out", str(out)] + options)
+    assert message in err
+    assert "Traceback" not in err
+    assert reads == [] and fit_calls == [] and not out.exists()
+
+
+def test_marginals_too_large_for_memory_are_refused_before_the_fit(
+    tmp_path, capsys, fit_calls
+):
+    # Three numeric columns at 1,000 bins: a three-way marginal of 10**9
+    # cells, which the synthesizer ran out of memory counting, after the
+    # charge.
+    rng = np.random.default_rng(0)
+    rows = rng.uniform(0, 1, size=(40, 3)).round(3).astype(str).tolist()
+    data = _write_rows(tmp_path / "data.csv", ["a", "b", "c"], rows)
+    out = tmp_path / "synth.csv"
+    argv = ["synthesize", str(data), "--epsilon", "1", "--out", str(out)]
+    argv += ["--bounds", "a=0:1", "--bounds", "b=0:1", "--bounds", "c=0:1"]
+    err = _usage_error(capsys, argv + ["--n-bins", "1000"])
+    assert "10,000,000" in err and "--n-bins" in err
+    assert fit_calls == [] and not out.exists()
+
+
+def test_an_epsilon_the_synthesizer_cannot_honour_is_refused_at_the_charge(
+    tmp_path, capsys, monkeypatch, fit_calls
+):
+    # Below about 3e-5 the synthesizer's plan spent more than it was given
+    # (epsilon_ = 3.3e-5 for epsilon=1e-10). The command gives the fit a
+    # budget of exactly --epsilon and --delta, so such a plan is refused
+    # before any noise is drawn.
+    from skdp import _synthesize_cli
+
+    monkeypatch.setattr(_synthesize_cli, "MIN_EPSILON", 1e-12)
+    data = _write_table(tmp_path / "data.csv", n_rows=30)
+    out = tmp_path / "synth.csv"
+    err = _usage_error(
+        capsys,
+        ["synthesize", str(data), "--epsilon", "1e-10", "--out", str(out)] + PUBLIC,
+    )
+    assert "would spend more than --epsilon 1e-10" in err
+    assert "nothing was spent" in err
+    assert len(fit_calls) == 1 and not out.exists()
+    assert not list(tmp_path.glob(".synth.csv.*"))
+
+
+def test_many_samples_are_written_in_chunks(tmp_path, monkeypatch):
+    from skdp import _synthesize_cli
+
+    monkeypatch.setattr(_synthesize_cli, "_CHUNK_CELLS", 28)  # 7 rows of 4
+    data = _write_table(tmp_path / "data.csv", n_rows=30)
+    outs = [tmp_path / "a.csv", tmp_path / "b.csv"]
+    for out in outs:
+        main(
+            ["synthesize", str(data), "--epsilon", "1", "--out", str(out)]
+            + ["--seed", "4", "--n-samples", "50"]
+            + PUBLIC
+        )
+    header, rows = _read(outs[0])
+    assert len(rows) == 50 and len({tuple(r) for r in rows}) > 7
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+
+
+def test_an_output_larger_than_the_free_disk_space_is_refused_before_the_fit(
+    tmp_path, capsys, monkeypatch, fit_calls
+):
+    import shutil
+
+    from skdp import _synthesize_cli
+
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(
+        _synthesize_cli.shutil,
+        "disk_usage",
+        lambda path: usage._replace(free=1000),
+    )
+    data = _write_table(tmp_path / "data.csv", n_rows=30)
+    out = tmp_path / "synth.csv"
+    err = _usage_error(
+        capsys,
+        ["synthesize", str(data), "--epsilon", "1", "--out", str(out)]
+        + ["--n-samples", "100000"]
+        + PUBLIC,
+    )
+    assert "free" in err and "--n-samples" in err
+    assert fit_calls == [] and not out.exists()
+
+
+def test_a_write_failure_after_the_fit_is_reported_without_a_traceback(
+    tmp_path, capsys, monkeypatch, fit_calls
+):
+    import errno
+
+    from skdp import _synthesize_cli
+
+    def full_disk(*args):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(_synthesize_cli.os, "replace", full_disk)
+    data = _write_table(tmp_path / "data.csv", n_rows=30)
+    out = tmp_path / "synth.csv"
+    code = main(
+        ["synthesize", str(data), "--epsilon", "1", "--out", str(out), "--seed", "0"]
+        + PUBLIC
+    )
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "the privacy budget was spent" in err and "No space left" in err
+    assert len(fit_calls) == 1
+    assert not out.exists() and not list(tmp_path.glob(".synth.csv.*"))
 
 
 def test_a_byte_order_mark_does_not_change_the_first_column_name(tmp_path):
