@@ -644,3 +644,77 @@ def test_a_byte_order_mark_does_not_change_the_first_column_name(tmp_path):
     assert main(argv + ["--seed", "0"] + PUBLIC) == 0
     assert _read(out)[0] == ["age", "sex", "income", "score"]
     assert not out.read_bytes().startswith(b"\xef\xbb\xbf")
+
+
+# One column of each kind (the options declare two of them); the hostile
+# cell goes into row 3 of one of them.
+_KINDS = {
+    "declared numeric": ("age", ["--bounds", "age=0:100"]),
+    "declared categorical": ("sex", ["--categories", "sex=Female,Male"]),
+    "undeclared numeric": ("score", []),
+    "undeclared text": ("income", []),
+}
+_HOSTILE = {
+    "NaN": "NaN",
+    "inf": "inf",
+    "-inf": "-inf",
+    "empty": "",
+    "huge": "1e400",
+    "not UTF-8": b"\xff\xfe",
+    "out of domain": None,  # per kind, below
+}
+_OUT_OF_DOMAIN = {"age": "1000", "sex": "Zyzzyx", "score": "-5", "income": "Zyzzyx"}
+# Which cases run to the end: an out-of-range number is clipped into the
+# end bin (declared bounds) or widens the range read from the data, and a
+# text column takes any text. A numeric column with NaN, an infinity or an
+# empty cell, a value missing from --categories and a file that is not
+# UTF-8 are usage errors.
+_SUCCEEDS = {
+    ("declared numeric", "out of domain"),
+    ("undeclared numeric", "out of domain"),
+} | {("undeclared text", cell) for cell in _HOSTILE if cell != "not UTF-8"}
+
+
+@pytest.mark.parametrize("cell", list(_HOSTILE))
+@pytest.mark.parametrize("kind", list(_KINDS))
+def test_hostile_cells_end_in_a_usage_error_or_a_complete_file(
+    tmp_path, capsys, fit_calls, kind, cell
+):
+    import warnings
+
+    name = _KINDS[kind][0]
+    options = [option for _, declared in _KINDS.values() for option in declared]
+    value = _HOSTILE[cell] if _HOSTILE[cell] is not None else _OUT_OF_DOMAIN[name]
+    plain = _write_table(tmp_path / "plain.csv", n_rows=30)
+    lines = plain.read_bytes().split(b"\r\n")
+    fields = lines[3].split(b",")
+    position = ["age", "sex", "income", "score"].index(name)
+    fields[position] = value if isinstance(value, bytes) else value.encode()
+    lines[3] = b",".join(fields)
+    data = tmp_path / "data.csv"
+    data.write_bytes(b"\r\n".join(lines))
+    out = tmp_path / "synth.csv"
+    argv = ["synthesize", str(data), "--epsilon", "1", "--out", str(out)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        try:
+            code = main(argv + ["--seed", "0"] + options)
+        except SystemExit as exit_info:
+            code = exit_info.code
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    if (kind, cell) in _SUCCEEDS:
+        assert code == 0
+        header, rows = _read(out)
+        assert header == ["age", "sex", "income", "score"] and len(rows) == 30
+        assert all(0 <= int(row[0]) <= 100 for row in rows)  # clipped
+        assert len(fit_calls) == 1
+    else:
+        assert code == 2
+        assert "usage: python -m skdp synthesize" in err
+        what = "not a UTF-8 text file" if cell == "not UTF-8" else f"column {name!r}"
+        assert what in err
+        # The offending private value is never echoed.
+        assert "Zyzzyx" not in err and "1e400" not in err
+        assert fit_calls == [] and not out.exists()
+    assert not list(tmp_path.glob(".synth.csv.*"))
