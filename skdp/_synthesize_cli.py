@@ -7,6 +7,12 @@ before the synthesizer sees them, and decoded afterwards. Numeric columns
 are passed with their public range (``--bounds``). Where a list or a range
 is not given, it is read from the data with a
 :class:`~skdp.exceptions.PrivacyLeakWarning`, or refused with ``--strict``.
+
+The command releases nothing but the noise: every problem with the file or
+the options is found before ``PMWSynthesizer.fit`` charges the budget, and
+what leaves the run after it (the file, its format, messages) depends on
+the data only through the fitted, noisy model. The output format of each
+column is fixed from the options before the fit, never from the values.
 """
 
 from __future__ import annotations
@@ -487,7 +493,7 @@ def _check_marginal_size(plan, n_bins):
         shown = ", ".join(f"{name!r}: {size:,}" for size, name in sizes)
         raise CommandLineError(
             f"the largest marginals would have {cells:,} cells (values or bins "
-            f"of the largest columns: {shown}); the synthesizer counts at most "
+            f"of the largest columns: {shown}); the command allows at most "
             f"{MAX_MARGINAL_CELLS:,}: lower --n-bins or declare shorter "
             "--categories lists"
         )
