@@ -26,7 +26,7 @@ def _demo(args, parser) -> int:
 
 
 def _synthesize(args, parser) -> int:
-    from ._synthesize_cli import CommandLineError, synthesize_csv
+    from ._synthesize_cli import CommandLineError, OutputError, synthesize_csv
 
     try:
         synthesize_csv(
@@ -38,6 +38,8 @@ def _synthesize(args, parser) -> int:
             categorical=args.categorical,
             categories=args.categories,
             bounds=args.bounds,
+            integer=args.integer,
+            max_categories=args.max_categories,
             n_bins=args.n_bins,
             n_rounds=args.n_rounds,
             seed=args.seed,
@@ -46,20 +48,26 @@ def _synthesize(args, parser) -> int:
             progress=sys.stderr,
         )
     except CommandLineError as error:
-        parser.error(str(error))
+        parser.error(str(error))  # exit status 2; nothing was spent
+    except OutputError as error:
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 1
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m skdp``."""
-    from ._synthesize_cli import parse_bounds, parse_categories, positive_float
-
     parser = argparse.ArgumentParser(
         prog="python -m skdp",
         description="skdp: differential privacy that drops into scikit-learn.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="command")
+    _add_demo(sub)
+    _add_synthesize(sub)
+    return parser
 
+
+def _add_demo(sub) -> None:
     demo = sub.add_parser(
         "demo",
         help="private models and synthetic data on the bundled Adult data",
@@ -85,18 +93,28 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--no-plot", action="store_true", help="do not draw the plot")
     demo.set_defaults(func=_demo, subparser=demo)
 
+
+def _add_synthesize(sub) -> None:
+    from . import _synthesize_cli as cli
+
     synth = sub.add_parser(
         "synthesize",
         help="a differentially private synthetic copy of a CSV file",
         description=(
             "Read a CSV file with a header row, fit a PMWSynthesizer (MWEM) "
             "with the given privacy budget and write synthetic rows with the "
-            "same columns to --out. Column names, column types (integer, "
-            "decimal or text), the number of rows and the declared categories "
+            "same columns to --out. Column names, which columns hold numbers "
+            "and which text, the number of rows and the declared categories "
             "and bounds are treated as public; everything else is protected by "
             "(epsilon, delta)-differential privacy under the replacement of "
             "one row. A bound or category list that you do not give is read "
-            "from the data, with a PrivacyLeakWarning."
+            "from the data, with a PrivacyLeakWarning. A numeric column is "
+            "written as whole numbers if it is named in --integer or if both "
+            "ends of its --bounds are written as whole numbers (age=0:120); "
+            "otherwise, and whenever its range is read from the data, as "
+            "decimals: the values never decide the format. Every problem with "
+            "the file or the options is a usage error (exit status 2) before "
+            "anything is spent; empty cells in a numeric column are refused."
         ),
         epilog=(
             "example: python -m skdp synthesize data.csv --epsilon 1 --out "
@@ -105,23 +123,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     synth.add_argument("input", help="the CSV file to synthesize (first row: names)")
     synth.add_argument(
-        "--epsilon", type=positive_float, required=True, help="privacy budget, > 0"
+        "--epsilon",
+        type=cli.number,
+        required=True,
+        help=f"privacy budget, from {cli.MIN_EPSILON:g} to {cli.MAX_EPSILON:g}",
     )
     synth.add_argument(
         "--out", required=True, metavar="PATH", help="where to write the synthetic CSV"
     )
     synth.add_argument(
         "--delta",
-        type=float,
+        type=cli.number,
         default=None,
-        help="delta, in [0, 1) (default: the synthesizer's default)",
+        help="delta, in (0, 1) (default: the synthesizer's default)",
     )
     synth.add_argument(
         "--n-samples",
-        type=int,
+        type=cli.whole_number,
         default=None,
         metavar="N",
-        help="number of synthetic rows (default: as many as the input)",
+        help="number of synthetic rows, at most "
+        f"{cli.MAX_SAMPLES:,} (default: as many as the input)",
     )
     synth.add_argument(
         "--categorical",
@@ -133,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     synth.add_argument(
         "--categories",
         action="append",
-        type=parse_categories,
+        type=cli.parse_categories,
         default=[],
         metavar="COLUMN=A,B,...",
         help="the public list of values of a categorical column (repeatable)",
@@ -141,27 +163,48 @@ def build_parser() -> argparse.ArgumentParser:
     synth.add_argument(
         "--bounds",
         action="append",
-        type=parse_bounds,
+        type=cli.parse_bounds,
         default=[],
         metavar="COLUMN=LOW:HIGH",
         help="the public range of a numeric column (repeatable); values "
-        "outside are clipped",
+        "outside are clipped. Whole-number ends (age=0:120) make whole-number "
+        "output; write age=0.0:120 for decimals",
+    )
+    synth.add_argument(
+        "--integer",
+        nargs="+",
+        default=[],
+        metavar="COLUMN",
+        help="write these numeric columns as whole numbers, rounded and clipped "
+        "into ceil(LOW)..floor(HIGH) of their range",
+    )
+    synth.add_argument(
+        "--max-categories",
+        type=cli.whole_number,
+        default=cli.DEFAULT_MAX_CATEGORIES,
+        metavar="N",
+        help="refuse to read the list of values of a categorical column from "
+        "the data when it has more than N distinct values: the synthetic rows "
+        "would copy them (default: %(default)s)",
     )
     synth.add_argument(
         "--n-bins",
-        type=int,
+        type=cli.whole_number,
         default=None,
         metavar="N",
-        help="bins per numeric column (default: the synthesizer's default)",
+        help=f"bins per numeric column, at most {cli.MAX_BINS:,} (default: the "
+        "synthesizer's default); the three largest columns' bins or values "
+        f"multiplied must stay within {cli.MAX_MARGINAL_CELLS:,}",
     )
     synth.add_argument(
         "--n-rounds",
-        type=int,
+        type=cli.whole_number,
         default=None,
         metavar="N",
-        help="MWEM rounds (default: the synthesizer's default)",
+        help=f"MWEM rounds, at most {cli.MAX_ROUNDS:,} (default: the "
+        "synthesizer's default)",
     )
-    synth.add_argument("--seed", type=int, default=None, help=_SEED_HELP)
+    synth.add_argument("--seed", type=cli.whole_number, default=None, help=_SEED_HELP)
     synth.add_argument(
         "--overwrite",
         action="store_true",
@@ -173,7 +216,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="refuse to read any bound or category list from the data",
     )
     synth.set_defaults(func=_synthesize, subparser=synth)
-    return parser
 
 
 def main(argv=None) -> int:

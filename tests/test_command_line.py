@@ -189,14 +189,14 @@ def test_synthesize_never_overwrites_its_input(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize(
     "options, message",
     [
-        (["--epsilon", "0"], "must be a finite number > 0"),
+        (["--epsilon", "0"], "--epsilon must be at least 0.001"),
         (["--epsilon", "abc"], "not a number"),
         (["--epsilon", "1", "--bounds", "age"], "expected COLUMN=LOW:HIGH"),
         (["--epsilon", "1", "--bounds", "age=5:1"], "LOW < HIGH"),
         (["--epsilon", "1", "--bounds", "height=0:1"], "unknown column(s) ['height']"),
         (["--epsilon", "1", "--categories", "sex"], "expected COLUMN=A,B,..."),
         (["--epsilon", "1", "--bounds", "sex=0:1"], "holds text"),
-        (["--epsilon", "1", "--categories", "sex=Female"], "does not list ('Male')"),
+        (["--epsilon", "1", "--categories", "sex=Female"], "does not list;"),
         (["--epsilon", "1", "--strict"], "--strict: no public domain for --bounds age"),
         (["--epsilon", "1", "--n-samples", "0"], "--n-samples must be at least 1"),
         (["--epsilon", "1", "--delta", "2"], "delta"),
@@ -277,3 +277,444 @@ def test_python_dash_m_skdp_runs_the_command(tmp_path):
     )
     assert bad.returncode == 2
     assert "--epsilon" in bad.stderr
+
+
+# -- release nothing but the noise (issue 18) ----------------------------------
+# Whatever leaves a run after the budget is charged (the output file, its
+# format, warnings, errors) may depend on the private data only through the
+# synthesizer's noisy output; every problem is found before the fit.
+@pytest.fixture
+def fit_calls(monkeypatch):
+    """Record every PMWSynthesizer.fit: an empty list means nothing was spent."""
+    from skdp.synthesis import PMWSynthesizer
+
+    calls = []
+    original = PMWSynthesizer.fit
+
+    def fit(self, X, y=None):
+        calls.append(self.get_params()["epsilon"])
+        return original(self, X, y)
+
+    monkeypatch.setattr(PMWSynthesizer, "fit", fit)
+    return calls
+
+
+def _write_rows(path, header, rows, encoding="utf-8"):
+    with open(path, "w", newline="", encoding=encoding) as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def _is_integer_text(cell):
+    return cell.lstrip("+-").isdigit()
+
+
+def _integer_flags(path):
+    """For each column of a CSV file, whether every cell is a whole number."""
+    header, rows = _read(path)
+    return {
+        name: all(_is_integer_text(row[j]) for row in rows)
+        for j, name in enumerate(header)
+    }
+
+
+def _ages_table(path, first_age, n_rows=200):
+    rng = np.random.default_rng(3)
+    rows = [
+        [str(int(rng.integers(18, 90))), rng.choice(["Female", "Male"])]
+        for _ in range(n_rows)
+    ]
+    rows[0][0] = first_age
+    return _write_rows(path, ["age", "sex"], rows)
+
+
+@pytest.mark.parametrize(
+    "options, age_is_integer",
+    [
+        ([], False),  # bounds read from the data: always decimals
+        (["--bounds", "age=0:100"], True),  # whole-number ends in the option
+        (["--bounds", "age=0.0:100"], False),
+        (["--integer", "age"], True),
+        (["--integer", "age", "--bounds", "age=0.5:99.5"], True),
+    ],
+)
+def test_output_format_depends_on_the_options_not_the_values(
+    tmp_path, capsys, options, age_is_integer
+):
+    # Finding 3: one age written as 30.5 instead of 30 switched the whole
+    # synthetic column from integers to decimals, so one output file told
+    # the two neighbouring data sets apart.
+    flags = []
+    for first_age in ["30", "30.5"]:
+        data = _ages_table(tmp_path / f"data-{first_age}.csv", first_age)
+        out = tmp_path / f"synth-{first_age}.csv"
+        argv = ["synthesize", str(data), "--epsilon", "1", "--out", str(out)]
+        argv += ["--seed", "0", "--categories", "sex=Female,Male"] + options
+        assert main(argv) == 0
+        warned = "PrivacyLeakWarning: --bounds age" in capsys.readouterr().err
+        assert warned is ("--bounds" not in options)
+        flags.append(_integer_flags(out))
+    assert flags[0] == flags[1]
+    assert flags[0]["age"] is age_is_integer
+
+
+def test_integer_format_decision_reads_only_the_options():
+    from skdp._synthesize_cli import _column_plan, parse_bounds
+
+    def integer(values, **options):
+        options = {
+            "categorical": [],
+            "categories": [],
+            "bounds": [],
+            "integer": [],
+            "strict": False,
+            "max_categories": 100,
+            **options,
+        }
+        (column,) = _column_plan(["age"], [values], **options)
+        return column["integer"]
+
+    for values in (["30", "41"], ["30.5", "41"], ["30.0", "41.25"]):
+        assert integer(values) is False
+        assert integer(values, integer=["age"]) is True
+        assert integer(values, bounds=[parse_bounds("age=0:100")]) is True
+        assert integer(values, bounds=[parse_bounds("age=0:1e2")]) is False
+        assert integer(values, bounds=[parse_bounds("age=0.0:100")]) is False
+
+
+def test_integer_column_without_a_whole_number_in_its_bounds_is_refused(
+    tmp_path, capsys, fit_calls
+):
+    data = _ages_table(tmp_path / "data.csv", "30")
+    out = tmp_path / "synth.csv"
+    argv = ["synthesize", str(data), "--epsilon", "1", "--out", str(out)]
+    err = _usage_error(capsys, argv + ["--integer", "age", "--bounds", "age=0.2:0.8"])
+    assert "--integer age: no whole number within --bounds" in err
+    err = _usage_error(capsys, argv + ["--integer", "sex"])
+    assert "--integer given for column 'sex', which holds text" in err
+    err = _usage_error(
+        capsys, argv + ["--integer", "sex", "--categories", "sex=Female,Male"]
+    )
+    assert "['sex'] are given both --integer and categories" in err
+    assert fit_calls == [] and not out.exists()
+
+
+def _incomes(path, n_rows=500, blank=0):
+    rng = np.random.default_rng(5)
+    rows = [[f"{rng.uniform(1e4, 2e5):.2f}"] for _ in range(n_rows)]
+    rows[blank][0] = ""
+    return _write_rows(path, ["income"], rows)
+
+
+@pytest.mark.parametrize("options", [[], ["--bounds", "income=0:300000"]])
+def test_numeric_column_with_an_empty_cell_is_refused_before_the_fit(
+    tmp_path, capsys, fit_calls, options
+):
+    # Finding 9: one empty cell made the income column categorical over its
+    # raw values, and all 500 synthetic incomes were copied from the input.
+    data = _incomes(tmp_path / "data.csv")
+    out = tmp_path / "synth.csv"
+    err = _usage_error(
+        capsys,
+        ["synthesize", str(data), "--epsilon", "1", "--out", str(out)] + options,
+    )
+    assert "column 'income' has empty cells in a numeric column" in err
+    assert "--categories income=" in err
+    assert fit_calls == [] and not out.exists()
+
+
+def test_empty_cells_are_a_category_of_a_declared_categorical_column(tmp_path):
+    rows = [["a"], [""], ["b"], ["a"]] * 10
+    data = _write_rows(tmp_path / "data.csv", ["grade"], rows)
+    out = tmp_path / "synth.csv"
+    argv = ["synthesize", str(data), "--epsilon", "1", "--out", str(out)]
+    assert main(argv + ["--seed", "0", "--categories", "grade=a,b,"]) == 0
+    assert {row[0] for row in _read(out)[1]} <= {"a", "b", ""}
+
+
+def test_high_cardinality_column_without_a_public_list_is_refused(
+    tmp_path, capsys, fit_calls
+):
+    # Categories read from the data are the raw values: for a column with
+    # many distinct values the synthetic rows would copy them, rare ones too.
+    rows = [[f"id{i:04d}", str(i % 7)] for i in range(500)]
+    data = _write_rows(tmp_path / "data.csv", ["customer", "weekday"], rows)
+    out = tmp_path / "synth.csv"
+    argv = ["synthesize", str(data), "--epsilon", "1", "--out", str(out)]
+    argv += ["--categories", "weekday=0,1,2,3,4,5,6", "--seed", "0"]
+    err = _usage_error(capsys, argv)
+    assert "column 'customer' has more than 100 distinct values" in err
+    for fix in ("--categories customer=", "--bounds customer=LOW:HIGH"):
+        assert fix in err
+    assert "--max-categories" in err
+    assert "id0" not in err
+    assert fit_calls == [] and not out.exists()
+    # A numbers-only column named --categorical falls under the same cap.
+    err = _usage_error(capsys, argv + ["--max-categories", "5"] + ["--categorical"])
+    assert "expected at least one argument" in err
+    rows = [[str(i)] for i in range(300)]
+    numbers = _write_rows(tmp_path / "numbers.csv", ["code"], rows)
+    err = _usage_error(
+        capsys,
+        ["synthesize", str(numbers), "--epsilon", "1", "--out", str(out)]
+        + ["--categorical", "code"],
+    )
+    assert "column 'code' has more than 100 distinct values" in err
+    assert fit_calls == [] and not out.exists()
+    # A public cap raised on purpose reads the list from the data, with a
+    # warning.
+    assert main(argv + ["--max-categories", "500"]) == 0
+    assert "PrivacyLeakWarning: --categories customer=" in capsys.readouterr().err
+    assert len(_read(out)[1]) == 500
+
+
+def test_category_errors_do_not_echo_private_values(tmp_path, capsys, fit_calls):
+    # Finding 10: the error listed the private values missing from the list.
+    rows = [["Zyzzyx"], ["Female"], ["Male"]] * 10
+    data = _write_rows(tmp_path / "data.csv", ["sex"], rows)
+    out = tmp_path / "synth.csv"
+    err = _usage_error(
+        capsys,
+        ["synthesize", str(data), "--epsilon", "1", "--out", str(out)]
+        + ["--categories", "sex=Female,Male"],
+    )
+    assert "column 'sex' holds values that --categories does not list" in err
+    assert "Zyzzyx" not in err
+    assert fit_calls == [] and not out.exists()
+
+
+def _is_before_any_work(monkeypatch):
+    from skdp import _synthesize_cli
+
+    reads = []
+    monkeypatch.setattr(
+        _synthesize_cli, "_read_csv", lambda *a: reads.append(a) or 1 / 0
+    )
+    return reads
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--epsilon", "1e308"], "--epsilon must be at most 1e+06"),
+        (["--epsilon", "1e7"], "no privacy"),
+        (["--epsilon", "1e-300"], "--epsilon must be at least 0.001"),
+        (["--epsilon", "inf"], "must be a finite number"),
+        (["--epsilon", "nan"], "must be a finite number"),
+        (["--epsilon", "1", "--n-samples", str(10**12)], "at most 100,000,000"),
+        (["--epsilon", "1", "--n-samples", "-1"], "at least 1"),
+        (["--epsilon", "1", "--n-bins", str(10**9)], "at most 1,000"),
+        (["--epsilon", "1", "--n-bins", "0"], "at least 1"),
+        (["--epsilon", "1", "--n-rounds", str(10**9)], "at most 10,000"),
+        (["--epsilon", "1", "--delta", "0"], "--delta must be > 0"),
+        (["--epsilon", "1", "--delta", "nan"], "--delta must be"),
+        (["--epsilon", "1", "--delta", "1"], "--delta must be"),
+        (["--epsilon", "1", "--seed", "-1"], "at least 0"),
+        (["--epsilon", "1", "--max-categories", "0"], "at least 1"),
+    ],
+)
+def test_absurd_sizes_are_usage_errors_before_any_work(
+    tmp_path, capsys, monkeypatch, fit_calls, options, message
+):
+    # From the adoption issue: --n-samples 10**12 and --epsilon 1e308 ended
+    # in tracebacks (after the fit, for --n-samples).
+    data = _write_table(tmp_path / "data.csv", n_rows=30)
+    out = tmp_path / "synth.csv"
+    reads = _is_before_any_work(monkeypatch)
+    err = _usage_error(capsys, ["synthesize", str(data), "--out", str(out)] + options)
+    assert message in err
+    assert "Traceback" not in err
+    assert reads == [] and fit_calls == [] and not out.exists()
+
+
+def test_marginals_too_large_for_memory_are_refused_before_the_fit(
+    tmp_path, capsys, fit_calls
+):
+    # Three numeric columns at 1,000 bins: a three-way marginal of 10**9
+    # cells, which the synthesizer ran out of memory counting, after the
+    # charge.
+    rng = np.random.default_rng(0)
+    rows = rng.uniform(0, 1, size=(40, 3)).round(3).astype(str).tolist()
+    data = _write_rows(tmp_path / "data.csv", ["a", "b", "c"], rows)
+    out = tmp_path / "synth.csv"
+    argv = ["synthesize", str(data), "--epsilon", "1", "--out", str(out)]
+    argv += ["--bounds", "a=0:1", "--bounds", "b=0:1", "--bounds", "c=0:1"]
+    err = _usage_error(capsys, argv + ["--n-bins", "1000"])
+    assert "10,000,000" in err and "--n-bins" in err
+    assert fit_calls == [] and not out.exists()
+
+
+def test_an_epsilon_the_synthesizer_cannot_honour_is_refused_at_the_charge(
+    tmp_path, capsys, monkeypatch, fit_calls
+):
+    # Below about 3e-5 the synthesizer's plan spent more than it was given
+    # (epsilon_ = 3.3e-5 for epsilon=1e-10). The command gives the fit a
+    # budget of exactly --epsilon and --delta, so such a plan is refused
+    # before any noise is drawn.
+    from skdp import _synthesize_cli
+
+    monkeypatch.setattr(_synthesize_cli, "MIN_EPSILON", 1e-12)
+    data = _write_table(tmp_path / "data.csv", n_rows=30)
+    out = tmp_path / "synth.csv"
+    err = _usage_error(
+        capsys,
+        ["synthesize", str(data), "--epsilon", "1e-10", "--out", str(out)] + PUBLIC,
+    )
+    assert "would spend more than --epsilon 1e-10" in err
+    assert "nothing was spent" in err
+    assert len(fit_calls) == 1 and not out.exists()
+    assert not list(tmp_path.glob(".synth.csv.*"))
+
+
+def test_many_samples_are_written_in_chunks(tmp_path, monkeypatch):
+    from skdp import _synthesize_cli
+
+    monkeypatch.setattr(_synthesize_cli, "_CHUNK_CELLS", 28)  # 7 rows of 4
+    data = _write_table(tmp_path / "data.csv", n_rows=30)
+    outs = [tmp_path / "a.csv", tmp_path / "b.csv"]
+    for out in outs:
+        main(
+            ["synthesize", str(data), "--epsilon", "1", "--out", str(out)]
+            + ["--seed", "4", "--n-samples", "50"]
+            + PUBLIC
+        )
+    header, rows = _read(outs[0])
+    assert len(rows) == 50 and len({tuple(r) for r in rows}) > 7
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+
+
+def test_an_output_larger_than_the_free_disk_space_is_refused_before_the_fit(
+    tmp_path, capsys, monkeypatch, fit_calls
+):
+    import shutil
+
+    from skdp import _synthesize_cli
+
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(
+        _synthesize_cli.shutil,
+        "disk_usage",
+        lambda path: usage._replace(free=1000),
+    )
+    data = _write_table(tmp_path / "data.csv", n_rows=30)
+    out = tmp_path / "synth.csv"
+    err = _usage_error(
+        capsys,
+        ["synthesize", str(data), "--epsilon", "1", "--out", str(out)]
+        + ["--n-samples", "100000"]
+        + PUBLIC,
+    )
+    assert "free" in err and "--n-samples" in err
+    assert fit_calls == [] and not out.exists()
+
+
+def test_a_write_failure_after_the_fit_is_reported_without_a_traceback(
+    tmp_path, capsys, monkeypatch, fit_calls
+):
+    import errno
+
+    from skdp import _synthesize_cli
+
+    def full_disk(*args):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(_synthesize_cli.os, "replace", full_disk)
+    data = _write_table(tmp_path / "data.csv", n_rows=30)
+    out = tmp_path / "synth.csv"
+    code = main(
+        ["synthesize", str(data), "--epsilon", "1", "--out", str(out), "--seed", "0"]
+        + PUBLIC
+    )
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "the privacy budget was spent" in err and "No space left" in err
+    assert len(fit_calls) == 1
+    assert not out.exists() and not list(tmp_path.glob(".synth.csv.*"))
+
+
+def test_a_byte_order_mark_does_not_change_the_first_column_name(tmp_path):
+    # Files saved by spreadsheet programs often start with a UTF-8 BOM.
+    data = _write_table(tmp_path / "plain.csv")
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes(b"\xef\xbb\xbf" + data.read_bytes())
+    out = tmp_path / "synth.csv"
+    argv = ["synthesize", str(bom), "--epsilon", "1", "--out", str(out)]
+    assert main(argv + ["--seed", "0"] + PUBLIC) == 0
+    assert _read(out)[0] == ["age", "sex", "income", "score"]
+    assert not out.read_bytes().startswith(b"\xef\xbb\xbf")
+
+
+# One column of each kind (the options declare two of them); the hostile
+# cell goes into row 3 of one of them.
+_KINDS = {
+    "declared numeric": ("age", ["--bounds", "age=0:100"]),
+    "declared categorical": ("sex", ["--categories", "sex=Female,Male"]),
+    "undeclared numeric": ("score", []),
+    "undeclared text": ("income", []),
+}
+_HOSTILE = {
+    "NaN": "NaN",
+    "inf": "inf",
+    "-inf": "-inf",
+    "empty": "",
+    "huge": "1e400",
+    "not UTF-8": b"\xff\xfe",
+    "out of domain": None,  # per kind, below
+}
+_OUT_OF_DOMAIN = {"age": "1000", "sex": "Zyzzyx", "score": "-5", "income": "Zyzzyx"}
+# Which cases run to the end: an out-of-range number is clipped into the
+# end bin (declared bounds) or widens the range read from the data, and a
+# text column takes any text. A numeric column with NaN, an infinity or an
+# empty cell, a value missing from --categories and a file that is not
+# UTF-8 are usage errors.
+_SUCCEEDS = {
+    ("declared numeric", "out of domain"),
+    ("undeclared numeric", "out of domain"),
+} | {("undeclared text", cell) for cell in _HOSTILE if cell != "not UTF-8"}
+
+
+@pytest.mark.parametrize("cell", list(_HOSTILE))
+@pytest.mark.parametrize("kind", list(_KINDS))
+def test_hostile_cells_end_in_a_usage_error_or_a_complete_file(
+    tmp_path, capsys, fit_calls, kind, cell
+):
+    import warnings
+
+    name = _KINDS[kind][0]
+    options = [option for _, declared in _KINDS.values() for option in declared]
+    value = _HOSTILE[cell] if _HOSTILE[cell] is not None else _OUT_OF_DOMAIN[name]
+    plain = _write_table(tmp_path / "plain.csv", n_rows=30)
+    lines = plain.read_bytes().split(b"\r\n")
+    fields = lines[3].split(b",")
+    position = ["age", "sex", "income", "score"].index(name)
+    fields[position] = value if isinstance(value, bytes) else value.encode()
+    lines[3] = b",".join(fields)
+    data = tmp_path / "data.csv"
+    data.write_bytes(b"\r\n".join(lines))
+    out = tmp_path / "synth.csv"
+    argv = ["synthesize", str(data), "--epsilon", "1", "--out", str(out)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        try:
+            code = main(argv + ["--seed", "0"] + options)
+        except SystemExit as exit_info:
+            code = exit_info.code
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    if (kind, cell) in _SUCCEEDS:
+        assert code == 0
+        header, rows = _read(out)
+        assert header == ["age", "sex", "income", "score"] and len(rows) == 30
+        assert all(0 <= int(row[0]) <= 100 for row in rows)  # clipped
+        assert len(fit_calls) == 1
+    else:
+        assert code == 2
+        assert "usage: python -m skdp synthesize" in err
+        what = "not a UTF-8 text file" if cell == "not UTF-8" else f"column {name!r}"
+        assert what in err
+        # The offending private value is never echoed.
+        assert "Zyzzyx" not in err and "1e400" not in err
+        assert fit_calls == [] and not out.exists()
+    assert not list(tmp_path.glob(".synth.csv.*"))
