@@ -550,9 +550,9 @@ def test_an_epsilon_the_synthesizer_cannot_honour_is_refused_at_the_charge(
     tmp_path, capsys, monkeypatch, fit_calls
 ):
     # Below about 3e-5 the synthesizer's plan spent more than it was given
-    # (epsilon_ = 3.3e-5 for epsilon=1e-10). The command gives the fit a
-    # budget of exactly --epsilon and --delta, so such a plan is refused
-    # before any noise is drawn.
+    # (epsilon_ = 3.3e-5 for epsilon=1e-10). Its plan now refuses such an
+    # epsilon before the charge; the command also gives the fit a budget of
+    # exactly --epsilon and --delta, so no plan could overspend it.
     from skdp import _synthesize_cli
 
     monkeypatch.setattr(_synthesize_cli, "MIN_EPSILON", 1e-12)
@@ -562,8 +562,7 @@ def test_an_epsilon_the_synthesizer_cannot_honour_is_refused_at_the_charge(
         capsys,
         ["synthesize", str(data), "--epsilon", "1e-10", "--out", str(out)] + PUBLIC,
     )
-    assert "would spend more than --epsilon 1e-10" in err
-    assert "nothing was spent" in err
+    assert "too small to split over 20 measurements" in err
     assert len(fit_calls) == 1 and not out.exists()
     assert not list(tmp_path.glob(".synth.csv.*"))
 
