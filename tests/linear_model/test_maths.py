@@ -135,7 +135,8 @@ def test_output_sensitivity_bounds_the_change_of_the_minimiser():
     rng = np.random.default_rng(4)
     d, n = 3, 10
     for C, R in [(1.0, 1.0), (5.0, 2.0), (0.1, 3.0)]:
-        bound = output_sensitivity(C, R)
+        bound = 2 * C * R  # CMS 2011, Corollary 8: written out, not computed
+        assert output_sensitivity(C, R) == bound
         worst = 0.0
         for _ in range(40):
             Z = _rows(rng, n, d, R)
@@ -155,7 +156,8 @@ def test_softmax_output_sensitivity_bounds_the_change_of_the_minimiser():
     # Small C R^2 keeps the model near 0 where ||p - e_y|| is largest; with
     # a larger one the fit saturates and the change is far below the bound.
     for C, R in [(1.0, 1.0), (0.1, 1.0)]:
-        bound = output_sensitivity(C, R, n_classes=K)
+        bound = 2 * math.sqrt(2) * C * R  # softmax gradient <= sqrt(2) R
+        assert output_sensitivity(C, R, n_classes=K) == pytest.approx(bound)
         worst = 0.0
         for _ in range(40):
             Z = _rows(rng, n, d, R)
@@ -171,7 +173,7 @@ def test_softmax_output_sensitivity_bounds_the_change_of_the_minimiser():
 
 def test_softmax_output_noise_lies_in_s_with_the_calibrated_norm():
     K, d, C, R, epsilon = 3, 4, 0.5, 2.0, 2.0
-    sensitivity = output_sensitivity(C, R, n_classes=K)
+    sensitivity = 2 * math.sqrt(2) * C * R
     source = check_random_source(17)
     norms = []
     for _ in range(400):
@@ -188,7 +190,7 @@ def test_softmax_output_noise_lies_in_s_with_the_calibrated_norm():
 
 def test_output_noise_norm_matches_the_vector_density():
     d, C, R, epsilon = 5, 0.5, 2.0, 2.0
-    sensitivity = output_sensitivity(C, R)
+    sensitivity = 2 * C * R
     source = check_random_source(5)
     norms = [
         np.linalg.norm(
