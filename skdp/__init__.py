@@ -5,7 +5,12 @@ The :class:`PrivacyBudget` is shared by every private estimator through its
 """
 
 from .accounting import PrivacyBudget
-from .exceptions import BudgetExceededError, LedgerError, PrivacyLeakWarning
+from .exceptions import (
+    BudgetExceededError,
+    ChargedFitError,
+    LedgerError,
+    PrivacyLeakWarning,
+)
 from .linear_model import DPLogisticRegression
 from .synthesis import PMWSynthesizer
 
@@ -13,6 +18,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "BudgetExceededError",
+    "ChargedFitError",
     "DPLogisticRegression",
     "LedgerError",
     "PMWSynthesizer",

@@ -102,7 +102,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         ``benchmarks/logreg_adult.py``).
     data_norm : float or None, default=None
         Public bound on the L2 norm of each row of ``X``. Rows with a larger
-        norm are scaled down to it (never rejected). ``None`` reads the
+        norm are scaled down to it (never rejected; norms are computed
+        without overflow). ``None`` reads the
         largest row norm from the data and emits a
         :class:`~skdp.PrivacyLeakWarning`: that norm is not protected.
     fit_intercept : bool, default=True
@@ -122,11 +123,15 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         data is then not protected). Labels of ``y`` outside ``classes``
         raise an error.
     max_iter : int, default=100
-        Maximum Newton steps for ``'objective'`` and ``'output'``.
+        ``'objective'`` and ``'output'``: Newton steps before the solver
+        falls back to an accelerated gradient method with a public step
+        bound (see Notes). Any value is valid.
     tol : float, default=1e-12
-        Newton stops when ``||grad|| <= tol * (alpha + C sum_i ||z_i||)``,
-        i.e. at a relative gradient norm of ``tol``; the proofs need the
-        exact minimiser, so keep it tiny.
+        ``'objective'`` and ``'output'``: the solver stops at a gradient norm
+        of ``tau = tol * (alpha + C n R)`` (at least four times its rounding
+        error), a public threshold; the residual it leaves is added to the
+        noise (see Notes), so a larger ``tol`` means more noise, never less
+        privacy.
     batch_size : int, default=256
         ``'gradient'`` only: expected Poisson batch size; the sampling rate is
         ``min(1, batch_size / n_samples)``.
@@ -173,10 +178,9 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Only when ``X`` has string feature names.
     n_iter_ : ndarray of shape (n_models,)
-        Newton steps per model (for a multinomial model, its one solve's
-        steps, repeated per class), or the number of DP-SGD steps. For
-        ``'objective'`` and ``'output'`` this solver diagnostic depends on
-        the data and is not covered by the guarantee.
+        Public: ``max_iter`` for ``'objective'`` and ``'output'`` (the number
+        of steps actually taken depends on the data and is not released),
+        the number of DP-SGD steps for ``'gradient'``.
     multi_class_ : {'ovr', 'multinomial'}
         ``'multinomial'`` for ``'objective'`` and ``'output'`` with more than
         two classes (one softmax model; :meth:`predict_proba` is its
@@ -246,15 +250,29 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     Gaussian noise calibrated by the analytic Gaussian mechanism (Balle &
     Wang 2018, Theorem 8) gives (epsilon, delta)-DP.
 
-    Both methods need the exact minimiser; damped Newton with Cholesky
-    solves reaches a gradient norm of ``tol`` (default ``1e-12``) relative
-    to ``C sum_i ||z_i||`` in 9 to 13 steps on UCI Adult (about ``1e-8`` in
-    absolute terms at ``C = 1``, a few hundred times the rounding error of
-    the gradient sum); strong convexity (modulus ``alpha >= 1``) puts the
-    exact minimiser within that distance of the returned point, far below
-    the noise. The proofs assume exact arithmetic; this residual is not
-    accounted for. A ``ConvergenceWarning`` says when ``max_iter`` was not
-    enough.
+    **Solver residual.** Both proofs are for the exact minimiser; the
+    solver's residual is paid for. Its stopping threshold is public,
+    ``tau = max(tol (alpha + C n R), 4 e)`` with ``e`` a bound on the
+    rounding error of a computed gradient
+    (:func:`~skdp.linear_model._newton.plan_solver`), and every point it
+    returns is within ``r = 2 tau / alpha`` of the exact minimiser: damped
+    Newton stops once the computed gradient norm and the rounding bound are
+    both at most ``tau``, and if ``max_iter`` Newton steps do not get there,
+    Nesterov's accelerated gradient method runs for a public number of steps
+    that guarantees ``r`` (:func:`~skdp.linear_model._newton.solve`).
+    ``'output'`` calibrates its noise to ``Delta + 2 r``; ``'objective'``
+    spends 1% of epsilon on noise of sensitivity ``2 r`` added to the
+    returned point (approximate minima perturbation, Iyengar et al. 2019,
+    in its pure form; :func:`~skdp.linear_model._objective.plan_objective`).
+    At the default ``tol``, ``r`` is about ``1e-7`` of the sensitivity;
+    any ``tol`` and ``max_iter`` stay valid. How many steps were taken
+    depends on the data and is not released (``n_iter_`` is ``max_iter``),
+    and no ``ConvergenceWarning`` is emitted.
+
+    Every fit plans from public quantities, charges, then runs without
+    raising or warning (:mod:`skdp.base`); :meth:`privacy_plan` returns the
+    plan without charging. Parameters that would overflow float64 or need
+    more memory than the machine has are refused before the charge.
 
     **gradient** (Abadi et al. 2016, Algorithm 1). Each of ``T`` steps
     includes every row independently with probability ``q``, clips each
@@ -287,6 +305,11 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
        CCS 2016.
     .. [3] I. Mironov, K. Talwar, L. Zhang, "Renyi Differential Privacy of
        the Sampled Gaussian Mechanism", 2019.
+    .. [4] R. Iyengar, J. P. Near, D. Song, O. Thakkar, A. Thakurta, L. Wang,
+       "Towards Practical Differentially Private Convex Optimization",
+       IEEE S&P 2019.
+    .. [5] S. Bubeck, "Convex Optimization: Algorithms and Complexity",
+       Foundations and Trends in Machine Learning 8(3-4), 2015.
 
     Examples
     --------

@@ -107,8 +107,8 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
     ----------
     estimator : estimator object, default=None
         A private skdp estimator (or a :class:`~sklearn.pipeline.Pipeline`
-        ending in one) with ``epsilon`` and ``budget`` parameters that
-        charges its fit to its budget. ``None`` means
+        of stateless steps ending in one) with ``epsilon`` and ``budget``
+        parameters. ``None`` means
         :class:`skdp.linear_model.DPLogisticRegression` with its defaults.
         The search sets its ``epsilon`` (and ``random_state``) for every
         trial; its other parameters, including ``delta``, are kept.
@@ -249,15 +249,29 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
     grows with the number of trials; the guarantee does not cover timing
     side channels.
 
-    **Event of a trial.** Before charging, the search finds out what one
-    trial would charge by starting fits that stop at their charge (after
-    validating the data, before any noise), for up to 16 candidates drawn
-    with a fixed public seed, and once on all rows, so that input the
-    estimator rejects fails before the charge. All of them must be covered
-    by one trial event; otherwise the search raises ``ValueError`` and
-    spends nothing.
-    Each trial is checked again at its own charge and stopped, before any
-    noise, if it would cost more.
+    **Event of a trial.** Before charging, the search asks the estimator's
+    plan (:meth:`~skdp.base.PrivateEstimatorMixin.privacy_plan`) what a
+    trial would charge: once on all rows, so that input the estimator
+    rejects fails before the charge, then for every candidate of a finite
+    grid (up to 64 distinct candidates; otherwise 64 drawn with a fixed
+    public seed), and every listed value of every parameter is validated.
+    All of them must be covered by one trial event; otherwise the search
+    raises ``ValueError`` and spends nothing. After the charge nothing
+    raises: a trial whose candidate cannot be planned, costs more than the
+    event paid for (a continuous distribution the public draws missed), or
+    whose scoring callable fails releases nothing. Whether that happens
+    depends on the candidate and public sizes only, so it is part of the
+    trial mechanism the event covers.
+
+    **Pipelines.** The private estimator must be the last step. Every
+    earlier step must learn nothing from the values of the data
+    (scikit-learn's stateless transformers such as ``Normalizer`` and
+    ``FunctionTransformer``, ``OneHotEncoder`` with declared categories; see
+    :func:`~skdp.model_selection._steps.step_privacy`): they are fitted
+    once, before the charge, and only the last step's parameters can be
+    tuned. A step that learns from the data without privacy (for example
+    ``StandardScaler``) or a second private step is refused before the
+    charge, since its fitted state would be released uncovered.
 
     **Refit.** None: the released model is one of the private trials,
     trained on ``1 - validation_fraction`` of the rows. To train on all
