@@ -19,6 +19,7 @@ from ..accounting._events import PoissonSubsampledGaussianEvent
 from ..mechanisms import NoisePlan, add_noise, plan_gaussian
 from ..utils._random import check_random_source
 from ._feasibility import check_magnitudes
+from ._losses import LogisticLoss, MarginLoss
 
 __all__ = [
     "DPSGDPlan",
@@ -35,11 +36,12 @@ __all__ = [
 MARGIN_NOISE_STD = 2.5
 
 
-def clipped_gradient_sum(Z, Y, W, max_grad_norm):
+def clipped_gradient_sum(Z, Y, W, max_grad_norm, loss=None):
     """Sum over rows of each row's loss gradient clipped to ``max_grad_norm``.
 
     Row ``i``'s gradient for all models is the matrix ``a_i z_i^T`` with
-    ``a_ik = -Y_ik expit(-Y_ik w_k.z_i)``; its Frobenius norm is
+    ``a_ik = l'(w_k.z_i, Y_ik)`` (the logistic loss's ``-Y_ik expit(-Y_ik
+    w_k.z_i)`` unless ``loss`` is given); its Frobenius norm is
     ``||a_i|| ||z_i||``, so clipping is a per-row rescaling and the sum is
     one matrix product.
 
@@ -51,7 +53,8 @@ def clipped_gradient_sum(Z, Y, W, max_grad_norm):
     ...                      np.zeros((1, 2)), max_grad_norm=1.0)
     array([[-0.6, -0.8]])
     """
-    slopes = -Y * expit(-Y * (Z @ W.T))
+    margins = Z @ W.T
+    slopes = -Y * expit(-Y * margins) if loss is None else loss.slope(margins, Y)
     norms = np.linalg.norm(slopes, axis=1) * np.linalg.norm(Z, axis=1)
     # min(1, max_grad_norm / norm), without dividing by a vanishing norm.
     scale = max_grad_norm / np.maximum(norms, max_grad_norm)
@@ -68,6 +71,7 @@ def default_learning_rate(
     row_norm: float,
     C: float,
     margin_noise_std: float = MARGIN_NOISE_STD,
+    curvature: float = 0.25,
 ) -> float:
     """DP-SGD's default step size: the largest that keeps the noise in check.
 
@@ -95,6 +99,9 @@ def default_learning_rate(
         Inverse regularisation strength.
     margin_noise_std : float, default=MARGIN_NOISE_STD
         The bound ``s`` on the accumulated margin noise (see Notes).
+    curvature : float, default=0.25
+        ``c``, the loss's bound on its second derivative: the first term is
+        ``4 / (c R**2)``, ``16 / R**2`` for the logistic loss.
 
     Returns
     -------
@@ -142,7 +149,7 @@ def default_learning_rate(
         * n_samples
         / (math.sqrt(steps) * noise_multiplier * max_grad_norm * row_norm)
     )
-    return min(16.0 / row_norm**2, n_samples * C, noise_cap)
+    return min(4.0 / (curvature * row_norm**2), n_samples * C, noise_cap)
 
 
 @dataclass(frozen=True)
@@ -163,6 +170,8 @@ class DPSGDPlan:
         Iterates are projected on the ball of this radius
         (post-processing; it contains the minimiser).
     event : PoissonSubsampledGaussianEvent
+    loss : MarginLoss or None
+        The loss (``None``: logistic).
     """
 
     sampling_rate: float
@@ -175,6 +184,7 @@ class DPSGDPlan:
     noise: NoisePlan
     radius: float
     event: PoissonSubsampledGaussianEvent
+    loss: MarginLoss | None = None
 
 
 #: Largest number of DP-SGD steps a plan accepts (``n_iter_`` is int32).
@@ -194,6 +204,7 @@ def plan_dpsgd(
     epochs: int,
     learning_rate: float | None,
     max_grad_norm: float | None,
+    loss: MarginLoss | None = None,
 ) -> DPSGDPlan:
     """Plan DP-SGD from public quantities; may raise.
 
@@ -235,9 +246,10 @@ def plan_dpsgd(
     noise_multiplier = calibrate_gaussian_noise_multiplier(
         epsilon, delta, sampling_rate, steps
     )
+    shape = LogisticLoss() if loss is None else loss
     clip = max_grad_norm
     if clip is None:
-        clip = row_norm * math.sqrt(n_models) / 2.0
+        clip = row_norm * math.sqrt(n_models) * shape.zero_slope
     if learning_rate is None:
         learning_rate = default_learning_rate(
             n_samples=n_samples,
@@ -251,7 +263,7 @@ def plan_dpsgd(
     noise = plan_gaussian(
         clip, n_models * n_features, noise_multiplier=noise_multiplier
     )
-    radius = 2.0 * n_samples * C * row_norm * math.sqrt(n_models)
+    radius = 2.0 * n_samples * C * shape.lipschitz * row_norm * math.sqrt(n_models)
     check_magnitudes(
         "DP-SGD",
         max_grad_norm=clip,
@@ -271,6 +283,7 @@ def plan_dpsgd(
         noise=noise,
         radius=radius,
         event=PoissonSubsampledGaussianEvent(sampling_rate, noise_multiplier, steps),
+        loss=loss,
     )
 
 
@@ -319,7 +332,9 @@ def run_dpsgd(Z: np.ndarray, Y: np.ndarray, plan: DPSGDPlan, source) -> np.ndarr
     start_average = plan.steps // 2
     for step in range(plan.steps):
         batch = source.poisson_subsample(n, plan.sampling_rate)
-        clipped_sum = clipped_gradient_sum(Z[batch], Y[batch], W, plan.max_grad_norm)
+        clipped_sum = clipped_gradient_sum(
+            Z[batch], Y[batch], W, plan.max_grad_norm, plan.loss
+        )
         noisy_sum = add_noise(plan.noise, clipped_sum, source)
         gradient = noisy_sum / expected_batch + W / (n * plan.C)
         W = _project(W - plan.learning_rate * gradient, plan.radius)

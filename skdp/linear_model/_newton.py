@@ -27,7 +27,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
-from scipy.special import expit, logsumexp
+from scipy.special import logsumexp
+
+from ._losses import LogisticLoss, MarginLoss
 
 __all__ = ["NewtonResult", "SolverPlan", "minimize_loss", "plan_solver", "solve"]
 
@@ -75,30 +77,32 @@ def _total(nonnegative_terms, linear_term):
     return sum(nonnegative_terms) + linear_term, magnitude
 
 
-class _LogisticProblem:
-    """``alpha/2 ||w||^2 + C sum log(1 + exp(-y_i z_i.w)) + linear.w``."""
+class _MarginProblem:
+    """``alpha/2 ||w||^2 + C sum_i l(z_i.w, t_i) + linear.w`` for a margin loss."""
 
-    def __init__(self, Z, y, alpha, C, linear):
-        self.Z, self.y, self.alpha, self.C, self.linear = Z, y, alpha, C, linear
+    def __init__(self, Z, t, loss, alpha, C, linear):
+        self.Z, self.t, self.loss = Z, t, loss
+        self.alpha, self.C, self.linear = alpha, C, linear
         self.Z32 = Z.astype(np.float32)
         self.shape = (Z.shape[1],)
 
     def value(self, w):
         """``(J(w), sum of the terms' magnitudes, cache)``."""
-        margins = self.y * (self.Z @ w)
-        terms = (0.5 * self.alpha * (w @ w), self.C * np.logaddexp(0.0, -margins).sum())
+        margins = self.Z @ w
+        terms = (
+            0.5 * self.alpha * (w @ w),
+            self.C * self.loss.value(margins, self.t).sum(),
+        )
         return _total(terms, self.linear @ w) + (margins,)
 
     def gradient(self, w, margins):
-        p = expit(-margins)  # = -dloss/dmargin, in (0, 1)
-        return self.alpha * w - self.C * (self.Z.T @ (self.y * p)) + self.linear
+        slope = self.loss.slope(margins, self.t)
+        return self.alpha * w + self.C * (self.Z.T @ slope) + self.linear
 
     def hessian(self, w, margins):
-        """``alpha I + C Z^T diag(p (1 - p)) Z``, in single precision."""
-        p = expit(-margins)
-        weighted = (
-            self.Z32 * np.sqrt(self.C * p * (1.0 - p)).astype(np.float32)[:, None]
-        )
+        """``alpha I + C Z^T diag(l'') Z``, in single precision."""
+        second = self.loss.second(margins, self.t)
+        weighted = self.Z32 * np.sqrt(self.C * second).astype(np.float32)[:, None]
         hessian = (weighted.T @ weighted).astype(np.float64)
         hessian.flat[:: hessian.shape[0] + 1] += self.alpha
         return hessian
@@ -253,7 +257,7 @@ def minimize_loss(
     if Y.ndim == 1 or Y.shape[1] == 1:
         shape = (d,) if Y.ndim == 1 else (1, d)
         linear = np.zeros(d) if linear is None else np.ravel(linear).astype(float)
-        problem = _LogisticProblem(Z, Y.ravel(), alpha, C, linear)
+        problem = _MarginProblem(Z, Y.ravel(), LogisticLoss(), alpha, C, linear)
     else:
         shape = (Y.shape[1], d)
         linear = np.zeros(shape) if linear is None else np.asarray(linear, float)
@@ -292,9 +296,9 @@ class SolverPlan:
         Rows and number of coefficients.
     row_norm : float
         ``R``, the bound on every row's norm.
-    log_classes : float
-        ``log K`` (``log 2`` for the binary loss): the loss of a row at
-        ``W = 0``.
+    zero_value : float
+        A bound on the loss of a row at ``W = 0`` (``log K`` for the
+        logistic and softmax losses).
     row_gradient : float
         Bound on one row's loss gradient norm over ``R`` (1, or ``sqrt 2``
         for softmax).
@@ -312,7 +316,7 @@ class SolverPlan:
     n_samples: int
     n_coef: int
     row_norm: float
-    log_classes: float
+    zero_value: float
     row_gradient: float
     slope_lipschitz: float
 
@@ -362,15 +366,15 @@ class SolverPlan:
         / 2 ||x_1 - x*||**2 exp(-(t - 1) / sqrt(kappa))``, ``kappa = beta /
         alpha`` (Bubeck 2015, Theorem 3.18), and strong convexity gives
         ``||y - x*||**2 <= 2 (J(y) - J*) / alpha``. The fallback starts
-        from Newton's last point, whose value is at most ``J(0) = C n log
-        K`` (Newton's line search only decreases ``J``); the loss is
+        from Newton's last point, whose value is at most ``J(0) <= C n l_0``
+        (Newton's line search only decreases ``J``); the loss is
         nonnegative, so ``J* >= -||linear||**2 / (2 alpha)`` and
-        ``||x_1 - x*||**2 <= 2 D / alpha`` with ``D = C n log K +
+        ``||x_1 - x*||**2 <= 2 D / alpha`` with ``D = C n l_0 +
         ||linear||**2 / (2 alpha)``. Hence ``t = 1 + sqrt(kappa)
         log((alpha + beta) 2 D / (alpha**2 r**2))`` steps reach ``r``.
         ``||linear||`` is the norm of the (data-independent) perturbation.
         """
-        gap = self.C * self.n_samples * self.log_classes
+        gap = self.C * self.n_samples * self.zero_value
         gap += linear_norm**2 / (2.0 * self.alpha)
         ratio = (self.alpha + self.smoothness) * 2.0 * gap
         ratio /= self.alpha**2 * self.residual**2
@@ -388,6 +392,7 @@ def plan_solver(
     alpha: float,
     tol: float,
     max_iter: int,
+    loss: MarginLoss | None = None,
 ) -> SolverPlan:
     """The public stopping rule of the exact methods' solver.
 
@@ -396,7 +401,9 @@ def plan_solver(
     n_samples, n_features : int
         Rows and columns of ``Z`` (intercept column included).
     n_classes : int
-        2 (binary logistic loss) or more (softmax).
+        2 (one binary model) or more (softmax, unless ``loss`` is given:
+        then each of the one-vs-rest models is solved on its own with this
+        plan).
     row_norm : float
         ``R``.
     C, alpha : float
@@ -405,6 +412,9 @@ def plan_solver(
         The user's relative tolerance.
     max_iter : int
         Newton steps before the fallback.
+    loss : MarginLoss or None, default=None
+        The loss of a single-output model; ``None`` means the logistic loss
+        (two classes) or the softmax loss (more).
 
     Returns
     -------
@@ -412,10 +422,12 @@ def plan_solver(
 
     Notes
     -----
-    ``tau = max(tol (alpha + C n R), 4 e)`` where ``e`` is the rounding
-    bound of :meth:`SolverPlan.gradient_error` at the largest norm a point
-    of value at most ``J(0)`` can have without perturbation, ``||W|| <=
-    sqrt(2 C n log K / alpha)``. Every number here is public: ``n`` and the
+    ``tau = max(tol (alpha + C n L R), 4 e)`` where ``L`` bounds the loss's
+    slope and ``e`` is the rounding bound of
+    :meth:`SolverPlan.gradient_error` at the largest norm a point of value
+    at most ``J(0)`` can have without perturbation, ``||W|| <= sqrt(2 C n
+    l_0 / alpha)`` with ``l_0 = sup_t l(0, t)`` (``log K`` for the
+    logistic and softmax losses). Every number here is public: ``n`` and the
     declared bounds, never the data (the stopping test of earlier releases
     used ``sum_i ||z_i||``, which is not).
 
@@ -427,9 +439,15 @@ def plan_solver(
     >>> plan.residual == 2 * plan.threshold, plan.threshold < 1e-8
     (True, True)
     """
-    binary = n_classes == 2
-    n_coef = n_features * (1 if binary else n_classes)
-    curvature = 0.25 if binary else 0.5
+    if loss is None and n_classes == 2:
+        loss = LogisticLoss()
+    if loss is not None:
+        n_coef, curvature = n_features, loss.curvature
+        zero_value, row_gradient = loss.zero_value, loss.lipschitz
+        slope_lipschitz = loss.curvature
+    else:  # softmax: Boehning's bound 1/2 on the Hessian, gradient sqrt(2) R
+        n_coef, curvature = n_features * n_classes, 0.5
+        zero_value, row_gradient, slope_lipschitz = math.log(n_classes), 2**0.5, 1.0
     plan = SolverPlan(
         alpha=float(alpha),
         C=float(C),
@@ -440,23 +458,23 @@ def plan_solver(
         n_samples=int(n_samples),
         n_coef=int(n_coef),
         row_norm=float(row_norm),
-        log_classes=math.log(n_classes),
-        row_gradient=1.0 if binary else math.sqrt(2.0),
-        slope_lipschitz=0.25 if binary else 1.0,
+        zero_value=float(zero_value),
+        row_gradient=float(row_gradient),
+        slope_lipschitz=float(slope_lipschitz),
     )
-    w_norm = math.sqrt(2.0 * C * n_samples * plan.log_classes / alpha)
-    threshold = max(
-        tol * (alpha + C * n_samples * row_norm), 4.0 * plan.gradient_error(w_norm, 0.0)
-    )
+    w_norm = math.sqrt(2.0 * C * n_samples * plan.zero_value / alpha)
+    scale = alpha + C * n_samples * row_gradient * row_norm
+    threshold = max(tol * scale, 4.0 * plan.gradient_error(w_norm, 0.0))
     return replace(plan, threshold=threshold, residual=2.0 * threshold / alpha)
 
 
-def _problem(Z, Y, alpha, C, linear):
+def _problem(Z, Y, alpha, C, linear, loss=None):
     Y = np.asarray(Y, dtype=float)
     d = Z.shape[1]
     if Y.ndim == 1 or Y.shape[1] == 1:
         linear = np.zeros(d) if linear is None else np.ravel(linear).astype(float)
-        return _LogisticProblem(Z, Y.ravel(), alpha, C, linear)
+        loss = LogisticLoss() if loss is None else loss
+        return _MarginProblem(Z, Y.ravel(), loss, alpha, C, linear)
     shape = (Y.shape[1], d)
     linear = np.zeros(shape) if linear is None else np.asarray(linear, float)
     return _SoftmaxProblem(Z, (Y > 0).astype(float), alpha, C, linear)
@@ -482,7 +500,7 @@ def _accelerated_gradient(problem, plan, start, steps, certified):
     return y_previous
 
 
-def solve(Z, Y, plan: SolverPlan, linear=None) -> np.ndarray:
+def solve(Z, Y, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
     """A point within ``plan.residual`` of the exact minimiser; never raises.
 
     Minimises ``alpha/2 ||W||^2 + C sum_i loss(W; z_i, y_i) + <linear, W>``
@@ -498,6 +516,11 @@ def solve(Z, Y, plan: SolverPlan, linear=None) -> np.ndarray:
     plan : SolverPlan
     linear : ndarray or None
         The perturbation's linear term.
+    loss : MarginLoss or None
+        A margin loss: ``Y`` of shape ``(n, K)`` then holds ``K``
+        one-vs-rest targets, each model solved on its own (the objective is
+        separable), every one within ``r``. ``None``: the logistic or
+        softmax loss, following ``Y``.
 
     Returns
     -------
@@ -517,7 +540,16 @@ def solve(Z, Y, plan: SolverPlan, linear=None) -> np.ndarray:
     many steps it takes, depends on the data and is not released; only the
     point is, and it is always within ``r``.
     """
-    problem = _problem(Z, Y, plan.alpha, plan.C, linear)
+    Y = np.asarray(Y, dtype=float)
+    if loss is not None and Y.ndim == 2 and Y.shape[1] > 1:
+        linear = np.zeros((Y.shape[1], Z.shape[1])) if linear is None else linear
+        return np.vstack(
+            [
+                solve(Z, Y[:, k], plan, np.asarray(linear)[k], loss)
+                for k in range(Y.shape[1])
+            ]
+        )
+    problem = _problem(Z, Y, plan.alpha, plan.C, linear, loss)
     linear_norm = 0.0 if linear is None else float(np.linalg.norm(linear))
 
     def certified(w, gradient_norm):
@@ -531,7 +563,6 @@ def solve(Z, Y, plan: SolverPlan, linear=None) -> np.ndarray:
         coef = _accelerated_gradient(problem, plan, coef, steps, certified)
     if not np.all(np.isfinite(coef)):  # cannot happen for finite inputs
         coef = np.zeros_like(coef)
-    Y = np.asarray(Y)
     if Y.ndim == 1:
         return coef
     return coef.reshape(problem.shape if Y.shape[1] > 1 else (1, Z.shape[1]))

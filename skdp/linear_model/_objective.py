@@ -19,6 +19,7 @@ from ..accounting._events import PureDPEvent
 from ..mechanisms import NoisePlan, draw_l2_noise, plan_l2_noise
 from ..utils._random import check_random_source
 from ._feasibility import check_magnitudes, check_solver
+from ._losses import MarginLoss
 from ._newton import SolverPlan, plan_solver, solve
 
 __all__ = [
@@ -47,18 +48,24 @@ NOISE_SHARE = 0.95
 RESIDUAL_SHARE = 0.01
 
 
-def objective_geometry(n_classes: int) -> tuple[int, float, float]:
+def objective_geometry(
+    n_classes: int, loss: MarginLoss | None = None
+) -> tuple[int, float, float]:
     """Rank, eigenvalue bound and gradient sensitivity of one row's loss.
 
     Parameters
     ----------
     n_classes : int
         2 for the binary logistic loss, ``K >= 3`` for the softmax loss.
+    loss : MarginLoss or None, default=None
+        A margin loss (one model for two classes, ``K`` one-vs-rest models
+        otherwise) instead of the logistic/softmax loss.
 
     Returns
     -------
     rank : int
-        Largest rank of one row's loss Hessian: 1, or ``K - 1``.
+        Largest rank of one row's loss Hessian: 1, ``K - 1`` (softmax) or
+        ``K`` (one-vs-rest).
     curvature : float
         ``beta``: with ``||z|| <= R``, the Hessian's nonzero eigenvalues
         ``mu_j`` satisfy ``prod_j (1 + mu_j / a) <= (1 + beta R**2 / a)**rank``
@@ -89,13 +96,24 @@ def objective_geometry(n_classes: int) -> tuple[int, float, float]:
     >>> objective_geometry(3)
     (2, 0.333..., 2.828...)
     """
+    if loss is not None:
+        # Margin loss, one model per class beyond two (one-vs-rest, fitted
+        # jointly): a row's Hessian is block diagonal with one rank-one
+        # block per model, each of eigenvalue at most c R**2, and its
+        # gradient has one block per model of norm at most L R.
+        models = 1 if n_classes == 2 else n_classes
+        return models, loss.curvature, 2.0 * loss.lipschitz * math.sqrt(models)
     if n_classes == 2:
         return 1, LOGISTIC_CURVATURE, 2.0
     return n_classes - 1, 1.0 / n_classes, 2.0 * math.sqrt(2.0)
 
 
 def objective_noise_scale(
-    epsilon: float, C: float, row_norm: float, n_classes: int = 2
+    epsilon: float,
+    C: float,
+    row_norm: float,
+    n_classes: int = 2,
+    loss: MarginLoss | None = None,
 ) -> tuple[float, float]:
     """Privacy left for the noise term and the regularisation to use.
 
@@ -162,7 +180,7 @@ def objective_noise_scale(
     >>> epsilon_noise, round(alpha, 3)
     (0.95, 19.504)
     """
-    rank, curvature, _ = objective_geometry(n_classes)
+    rank, curvature, _ = objective_geometry(n_classes, loss)
     curvature *= C * row_norm**2
     epsilon_noise = epsilon - rank * math.log1p(curvature)
     if epsilon_noise >= NOISE_SHARE * epsilon:
@@ -195,6 +213,9 @@ class ObjectivePlan:
     row_norm, C : float
     event : PureDPEvent
         ``PureDPEvent(epsilon)``.
+    loss : MarginLoss or None
+        A margin loss (one-vs-rest beyond two classes), or ``None`` for the
+        logistic/softmax loss.
     """
 
     n_classes: int
@@ -208,6 +229,7 @@ class ObjectivePlan:
     row_norm: float
     C: float
     event: PureDPEvent
+    loss: MarginLoss | None = None
 
 
 def plan_objective(
@@ -220,6 +242,7 @@ def plan_objective(
     n_classes: int,
     tol: float,
     max_iter: int,
+    loss: MarginLoss | None = None,
 ) -> ObjectivePlan:
     """Plan objective perturbation from public quantities; may raise.
 
@@ -237,6 +260,10 @@ def plan_objective(
         2 or ``K >= 3``.
     tol, max_iter :
         The solver's stopping rule (:func:`~skdp.linear_model._newton.plan_solver`).
+    loss : MarginLoss or None, default=None
+        A margin loss with ``L`` and ``c`` (:mod:`skdp.linear_model._losses`);
+        beyond two classes, one-vs-rest models fitted jointly. ``None``: the
+        logistic loss (two classes) or the softmax loss.
 
     Returns
     -------
@@ -273,9 +300,9 @@ def plan_objective(
     """
     epsilon_residual = RESIDUAL_SHARE * epsilon
     epsilon_objective = epsilon - epsilon_residual
-    rank, _, sensitivity = objective_geometry(n_classes)
+    rank, _, sensitivity = objective_geometry(n_classes, loss)
     epsilon_noise, alpha = objective_noise_scale(
-        epsilon_objective, C, row_norm, n_classes
+        epsilon_objective, C, row_norm, n_classes, loss
     )
     dimension = rank * n_features
     noise = plan_l2_noise(dimension, sensitivity, epsilon_noise)
@@ -295,9 +322,15 @@ def plan_objective(
         alpha=alpha,
         tol=tol,
         max_iter=max_iter,
+        loss=loss,
     )
     check_solver(solver, n_classes, n_features)
-    residual_noise = plan_l2_noise(dimension, 2.0 * solver.residual, epsilon_residual)
+    # Each of the rank models (or the one softmax model) is within r: the
+    # joint residual is at most r sqrt(models) (one model for softmax).
+    models = rank if loss is not None else 1
+    residual_noise = plan_l2_noise(
+        dimension, 2.0 * solver.residual * math.sqrt(models), epsilon_residual
+    )
     return ObjectivePlan(
         n_classes=n_classes,
         epsilon_noise=epsilon_noise,
@@ -310,6 +343,7 @@ def plan_objective(
         row_norm=row_norm,
         C=C,
         event=PureDPEvent(epsilon),
+        loss=loss,
     )
 
 
@@ -351,11 +385,12 @@ def run_objective(
     change no prediction.
     """
     d = Z.shape[1]
-    rank = 1 if plan.n_classes == 2 else plan.n_classes - 1
-    basis = None if plan.n_classes == 2 else helmert(plan.n_classes).T
+    softmax = plan.loss is None and plan.n_classes > 2
+    rank = plan.noise.size // d
+    basis = helmert(plan.n_classes).T if softmax else None
     b = draw_l2_noise(plan.noise, source).reshape(rank, d)
     B = b if basis is None else basis @ b
-    coef = solve(Z, Y, plan.solver, linear=plan.C * plan.row_norm * B)
+    coef = solve(Z, Y, plan.solver, linear=plan.C * plan.row_norm * B, loss=plan.loss)
     coef = np.reshape(coef, B.shape)
     residual = draw_l2_noise(plan.residual_noise, source).reshape(rank, d)
     return coef + (residual if basis is None else basis @ residual)

@@ -19,6 +19,7 @@ from ..accounting._events import GaussianEvent, PrivacyEvent, PureDPEvent
 from ..mechanisms import NoisePlan, add_noise, plan_gaussian, plan_l2_vector
 from ..utils._random import check_random_source
 from ._feasibility import check_magnitudes, check_solver
+from ._losses import MarginLoss
 from ._newton import SolverPlan, plan_solver, solve
 
 __all__ = [
@@ -31,8 +32,14 @@ __all__ = [
 ]
 
 
-def output_sensitivity(C: float, row_norm: float, n_classes: int = 2) -> float:
+def output_sensitivity(
+    C: float, row_norm: float, n_classes: int = 2, loss: MarginLoss | None = None
+) -> float:
     """L2 sensitivity of the exact minimiser: ``2 C R``, or ``2 sqrt(2) C R``.
+
+    With a margin ``loss`` of slope at most ``L``: ``2 C L R sqrt(m)`` for
+    ``m`` models (1 for two classes, ``K`` one-vs-rest otherwise; replacing
+    a row changes every one-vs-rest problem by one row).
 
     Parameters
     ----------
@@ -68,6 +75,9 @@ def output_sensitivity(C: float, row_norm: float, n_classes: int = 2) -> float:
     >>> round(output_sensitivity(C=0.5, row_norm=2.0, n_classes=3), 4)
     2.8284
     """
+    if loss is not None:
+        models = 1 if n_classes == 2 else n_classes
+        return 2.0 * C * loss.lipschitz * row_norm * math.sqrt(models)
     per_row = 1.0 if n_classes == 2 else math.sqrt(2.0)
     return 2.0 * C * row_norm * per_row
 
@@ -88,6 +98,8 @@ class OutputPlan:
         L2 vector mechanism (pure) or Gaussian mechanism (``delta > 0``)
         on the ``rank * d`` coordinates.
     event : PureDPEvent or GaussianEvent
+    loss : MarginLoss or None
+        A margin loss (one-vs-rest beyond two classes), or ``None``.
     """
 
     n_classes: int
@@ -95,6 +107,7 @@ class OutputPlan:
     solver: SolverPlan
     noise: NoisePlan
     event: PrivacyEvent
+    loss: MarginLoss | None = None
 
 
 def plan_output(
@@ -108,6 +121,7 @@ def plan_output(
     n_classes: int,
     tol: float,
     max_iter: int,
+    loss: MarginLoss | None = None,
 ) -> OutputPlan:
     """Plan output perturbation from public quantities; may raise.
 
@@ -130,7 +144,8 @@ def plan_output(
     >>> 2.0 < plan.sensitivity < 2.0 + 1e-9, plan.event.epsilon
     (True, 1.0)
     """
-    rank = 1 if n_classes == 2 else n_classes - 1
+    models = 1 if n_classes == 2 else n_classes
+    rank = models if loss is not None else (1 if n_classes == 2 else n_classes - 1)
     check_magnitudes("output perturbation", C=C, R=row_norm, **{"C * R": C * row_norm})
     solver = plan_solver(
         n_samples=n_samples,
@@ -141,9 +156,12 @@ def plan_output(
         alpha=1.0,
         tol=tol,
         max_iter=max_iter,
+        loss=loss,
     )
     check_solver(solver, n_classes, n_features)
-    sensitivity = output_sensitivity(C, row_norm, n_classes) + 2.0 * solver.residual
+    # Every one-vs-rest model is within r: jointly within r sqrt(models).
+    residual = solver.residual * (math.sqrt(models) if loss is not None else 1.0)
+    sensitivity = output_sensitivity(C, row_norm, n_classes, loss) + 2.0 * residual
     size = rank * n_features
     if delta > 0:
         noise = plan_gaussian(sensitivity, size, epsilon=epsilon, delta=delta)
@@ -152,7 +170,7 @@ def plan_output(
     check_magnitudes(
         "output perturbation", **{"the noise scale": noise.scale * noise.gamma * size}
     )
-    return OutputPlan(n_classes, sensitivity, solver, noise, noise.event)
+    return OutputPlan(n_classes, sensitivity, solver, noise, noise.event, loss)
 
 
 def run_output(Z: np.ndarray, Y: np.ndarray, plan: OutputPlan, source) -> np.ndarray:
@@ -168,8 +186,8 @@ def run_output(Z: np.ndarray, Y: np.ndarray, plan: OutputPlan, source) -> np.nda
     map is an isometry on ``S``), and ``U V`` is released: noise along the
     complement of ``S`` would only shift all class scores equally.
     """
-    coef = np.reshape(solve(Z, Y, plan.solver), (-1, Z.shape[1]))
-    if plan.n_classes == 2:
+    coef = np.reshape(solve(Z, Y, plan.solver, loss=plan.loss), (-1, Z.shape[1]))
+    if plan.n_classes == 2 or plan.loss is not None:
         return np.reshape(add_noise(plan.noise, coef.ravel(), source), coef.shape)
     basis = helmert(plan.n_classes)  # rows: U^T
     noisy = add_noise(plan.noise, (basis @ coef).ravel(), source)
