@@ -2,66 +2,17 @@
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 
-from ..accounting._events import PureDPEvent
-from ..base import FitPlan, PrivateEstimatorMixin
-from ..utils._feasibility import check_magnitudes
-from ..utils._privacy import warn_data_derived
-from ..utils._sklearn_compat import (
-    HasMethods,
-    Integral,
-    Interval,
-    Real,
-    StrOptions,
-    check_is_fitted,
-    fit_context,
-    threadpool_limits,
-    validate_data,
-)
-from ._dpsgd import plan_dpsgd, run_dpsgd
-from ._objective import plan_objective, run_objective
-from ._output import plan_output, run_output
+from ..utils._sklearn_compat import fit_context
+from ._base import DEFAULT_GRADIENT_DELTA, _BaseDPLinearClassifier, row_norms
 
-__all__ = ["DPLogisticRegression"]
-
-#: delta spent by ``method='gradient'`` when ``delta=None``.
-DEFAULT_GRADIENT_DELTA = 1e-5
+__all__ = ["DPLogisticRegression", "DEFAULT_GRADIENT_DELTA", "row_norms"]
 
 
-def row_norms(X: np.ndarray) -> np.ndarray:
-    """L2 norms of the rows of ``X`` without overflow or underflow.
-
-    Each row is divided by its largest absolute entry first, so an entry of
-    1e200 gives a norm near 1e200 (not infinity) and the row is scaled, not
-    zeroed, when clipped.
-    """
-    scale = np.max(np.abs(X), axis=1, initial=0.0)
-    safe = np.where(scale > 0, scale, 1.0)
-    return np.linalg.norm(X / safe[:, None], axis=1) * scale
-
-
-@dataclass(frozen=True)
-class _LogisticInput:
-    """Validated data of one fit and the public facts its plan reads."""
-
-    Z: np.ndarray
-    Y: np.ndarray
-    classes: np.ndarray
-    data_norm: float
-    intercept: float
-    row_norm: float
-    n_features: int
-    delta: float
-
-
-class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
+class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
     """Logistic regression with differential privacy.
 
     L2-regularised logistic regression, ``min 1/2 ||w||^2 + C sum_i
@@ -328,25 +279,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     (1.0, (1.0, 0.0))
     """
 
-    _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
-        "delta": [Interval(Real, 0, 1, closed="left"), None],
-        "C": [Interval(Real, 0, None, closed="neither")],
-        "method": [StrOptions({"objective", "output", "gradient"})],
-        "data_norm": [Interval(Real, 0, None, closed="neither"), None],
-        "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
-        "classes": ["array-like", None],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "epochs": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
-        "max_grad_norm": [Interval(Real, 0, None, closed="neither"), None],
-        "random_state": ["random_state"],
-        "budget": [HasMethods(["spend"]), None],
-        "verbose": ["verbose"],
-    }
+    _parameter_constraints: dict = {**_BaseDPLinearClassifier._parameter_constraints}
 
     def __init__(
         self,
@@ -387,148 +320,13 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.budget = budget
         self.verbose = verbose
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        # With random_state=None the noise comes from the OS CSPRNG.
-        tags.non_deterministic = self.random_state is None
-        return tags
+    def _loss(self):
+        return None  # the logistic loss, or softmax beyond two classes
 
-    # ------------------------------------------------------------------ fit
-    def _resolve_delta(self) -> float:
-        if self.method == "gradient":
-            delta = DEFAULT_GRADIENT_DELTA if self.delta is None else self.delta
-            if delta <= 0:
-                raise ValueError(
-                    "method='gradient' (DP-SGD) needs delta > 0; pass e.g. "
-                    "delta=1e-5, or use method='objective' for pure epsilon-DP."
-                )
-            return float(delta)
-        return 0.0 if self.delta is None else float(self.delta)
-
-    def _resolve_classes(self, y) -> np.ndarray:
-        if self.classes is None:
-            classes = np.unique(y)
-            warn_data_derived(
-                "classes",
-                "which labels occur in the training data",
-                "pass classes=[...], the public list of possible labels",
-            )
-            if classes.size < 2:
-                raise ValueError(
-                    "DPLogisticRegression needs samples of at least 2 classes "
-                    "in the data, but the data contains only one class. Pass "
-                    "classes=[...] to fit anyway."
-                )
-            return classes
-        classes = np.unique(np.asarray(self.classes))
-        if classes.size < 2:
-            raise ValueError(
-                f"classes must hold at least 2 distinct labels, got {self.classes!r}."
-            )
-        if not np.all(np.isin(y, classes)):
-            # The offending labels are private: they are not shown.
-            raise ValueError(
-                f"y contains labels that are not in classes={list(classes)!r}; "
-                "classes must list every possible label."
-            )
-        return classes
-
-    def _bound_rows(self, X) -> tuple[np.ndarray, float]:
-        """Rows scaled to norm at most the bound, and the bound."""
-        norms = row_norms(X)
-        if self.data_norm is None:
-            bound = float(norms.max(initial=0.0))
-            warn_data_derived(
-                "data_norm",
-                "the largest L2 norm of a row",
-                "pass data_norm, a public bound on the row norms (e.g. 1.0 "
-                "after sklearn.preprocessing.Normalizer)",
-            )
-            if not np.isfinite(bound):
-                raise ValueError(
-                    "data_norm=None reads the largest row norm from X, but a row "
-                    "norm overflows float64; pass data_norm, a public bound."
-                )
-            # Any positive bound is valid for all-zero data.
-            return X, bound if bound > 0 else 1.0
-        bound = float(self.data_norm)
-        factor = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
-        return X * factor[:, None], bound
-
-    def _prepare_fit(self, X, y=None):
-        """Validated, clipped data and the public facts the plan reads."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        delta = self._resolve_delta()
-        classes = self._resolve_classes(y)
-        X, bound = self._bound_rows(X)
-        intercept = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        check_magnitudes(
-            "DPLogisticRegression",
-            data_norm=bound,
-            intercept_scaling=intercept,
-        )
-        row_norm = math.hypot(bound, intercept)
-        n_samples = X.shape[0]
-        n_models = 1 if classes.size == 2 else classes.size
-        Z = np.hstack([X, np.full((n_samples, 1), intercept)]) if intercept else X
-        if n_models == 1:
-            Y = np.where(y == classes[1], 1.0, -1.0)[:, None]
-        else:
-            Y = np.where(y[:, None] == classes[None, :], 1.0, -1.0)
-        return _LogisticInput(
-            Z=Z,
-            Y=Y,
-            classes=classes,
-            data_norm=bound,
-            intercept=intercept,
-            row_norm=row_norm,
-            n_features=X.shape[1],
-            delta=delta,
-        )
-
-    def _plan_fit(self, prepared) -> FitPlan:
-        """The event and settings of this fit, from public quantities only."""
-        n_samples, n_coef = prepared.Z.shape
-        n_classes = prepared.classes.size
-        common = dict(C=float(self.C), row_norm=prepared.row_norm, n_samples=n_samples)
-        if self.method == "objective":
-            method_plan = plan_objective(
-                epsilon=float(self.epsilon),
-                n_features=n_coef,
-                n_classes=n_classes,
-                tol=float(self.tol),
-                max_iter=int(self.max_iter),
-                **common,
-            )
-            delta = 0.0
-        elif self.method == "output":
-            method_plan = plan_output(
-                epsilon=float(self.epsilon),
-                delta=prepared.delta,
-                n_features=n_coef,
-                n_classes=n_classes,
-                tol=float(self.tol),
-                max_iter=int(self.max_iter),
-                **common,
-            )
-            delta = prepared.delta
-        else:
-            method_plan = plan_dpsgd(
-                epsilon=float(self.epsilon),
-                delta=prepared.delta,
-                n_features=n_coef,
-                n_models=1 if n_classes == 2 else n_classes,
-                batch_size=int(self.batch_size),
-                epochs=int(self.epochs),
-                learning_rate=self.learning_rate,
-                max_grad_norm=self.max_grad_norm,
-                **common,
-            )
-            delta = prepared.delta
-        if isinstance(method_plan.event, PureDPEvent):
-            delta = 0.0
-        return FitPlan(method_plan.event, delta, {"method": method_plan})
+    def _set_targets_fitted(self, prepared) -> None:
+        super()._set_targets_fitted(prepared)
+        multinomial = self.method != "gradient" and prepared.classes.size > 2
+        self.multi_class_ = "multinomial" if multinomial else "ovr"
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -547,81 +345,6 @@ class DPLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             Fitted estimator.
         """
         return self._fit_private(X, y)
-
-    def _run_fit(self, prepared, plan, source) -> None:
-        """Everything that touches the data after the charge; cannot raise."""
-        if self.verbose:
-            print(
-                f"[DPLogisticRegression] method={self.method!r} charged "
-                f"epsilon={self.epsilon_:.6g}, delta={self.delta_:.3g}"
-            )
-        method_plan = plan.settings["method"]
-        Z, Y = prepared.Z, prepared.Y
-        # One BLAS thread: the products are small enough that threads only
-        # add overhead, which becomes severe when other processes share the
-        # cores.
-        with threadpool_limits(limits=1, user_api="blas"):
-            if self.method == "objective":
-                W = run_objective(Z, Y, method_plan, source)
-            elif self.method == "output":
-                W = run_output(Z, Y, method_plan, source)
-            else:
-                W = run_dpsgd(Z, Y, method_plan, source)
-        W = np.asarray(W, dtype=float).reshape(Y.shape[1], Z.shape[1])
-        n_models = Y.shape[1]
-        self.classes_ = prepared.classes
-        self.data_norm_ = prepared.data_norm
-        multinomial = self.method != "gradient" and n_models > 1
-        self.multi_class_ = "multinomial" if multinomial else "ovr"
-        if self.method == "gradient":
-            self.n_iter_ = np.full(n_models, method_plan.steps, dtype=np.int32)
-            self.noise_multiplier_ = method_plan.noise_multiplier
-            self.sampling_rate_ = method_plan.sampling_rate
-            self.n_steps_ = method_plan.steps
-            self.learning_rate_ = method_plan.learning_rate
-            self.max_grad_norm_ = method_plan.max_grad_norm
-        else:
-            # Public: the cap, not the data-dependent count of steps taken.
-            self.n_iter_ = np.full(n_models, int(self.max_iter), dtype=np.int32)
-        n_features = prepared.n_features
-        self.coef_ = W[:, :n_features].copy()
-        if prepared.intercept:
-            self.intercept_ = W[:, -1] * prepared.intercept
-        else:
-            self.intercept_ = np.zeros(n_models)
-
-    # -------------------------------------------------------------- predict
-    def decision_function(self, X):
-        """Score of each class: ``X coef_.T + intercept_``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        scores = X @ self.coef_.T + self.intercept_
-        return scores.ravel() if scores.shape[1] == 1 else scores
-
-    def predict(self, X):
-        """Predicted class labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-        """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
 
     def predict_proba(self, X):
         """Class probabilities.
