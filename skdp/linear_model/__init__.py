@@ -1,5 +1,6 @@
-"""Differentially private linear models."""
+"""Differentially private linear models on one private-ERM core."""
 
 from ._logistic import DPLogisticRegression
+from ._svm import DPLinearSVC
 
-__all__ = ["DPLogisticRegression"]
+__all__ = ["DPLinearSVC", "DPLogisticRegression"]
