@@ -104,12 +104,15 @@ class _BaseDPLinear(PrivateEstimatorMixin):
         return tags
 
     # ------------------------------------------------------------------ fit
+    #: Methods that need delta > 0 (their default delta is DEFAULT_GRADIENT_DELTA).
+    _approximate_methods = ("gradient",)
+
     def _resolve_delta(self) -> float:
-        if self.method == "gradient":
+        if self.method in self._approximate_methods:
             delta = DEFAULT_GRADIENT_DELTA if self.delta is None else self.delta
             if delta <= 0:
                 raise ValueError(
-                    "method='gradient' (DP-SGD) needs delta > 0; pass e.g. "
+                    f"method={self.method!r} needs delta > 0; pass e.g. "
                     "delta=1e-5, or use method='objective' for pure epsilon-DP."
                 )
             return float(delta)

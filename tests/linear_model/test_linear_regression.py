@@ -1,0 +1,249 @@
+"""DPLinearRegression: AdaSSP and the Huber-loss ERM methods, checked numerically."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import GridSearchCV
+
+from skdp import PrivacyBudget, PrivacyLeakWarning
+from skdp.accounting import GaussianEvent, RDPAccountant, gaussian_noise_multiplier
+from skdp.audit import audit_estimator
+from skdp.linear_model import DPLinearRegression
+from skdp.linear_model._adassp import plan_adassp, run_adassp
+from skdp.linear_model._losses import HuberLoss
+from skdp.utils import check_random_source
+
+
+def _data(n=3000, d=3, seed=0, noise=0.1):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    w = rng.normal(size=d)
+    y = np.clip(X @ w + noise * rng.normal(size=n), -3, 3)
+    return X, y
+
+
+def test_adassp_sensitivities_are_pinned():
+    """lambda_min: R**2; upper triangle of Z^T Z: sqrt(2) R**2; Z^T t: 2 R T."""
+    R, T = 1.5, 2.0
+    plan = plan_adassp(
+        epsilon=1.0, delta=1e-6, row_norm=R, target_bound=T, n_features=4, alpha=0.0
+    )
+    assert plan.eigenvalue_noise.sensitivity == R**2
+    assert plan.gram_noise.sensitivity == pytest.approx(math.sqrt(2) * R**2)
+    assert plan.gram_noise.size == 4 * 5 // 2
+    assert plan.moment_noise.sensitivity == 2 * R * T
+
+
+def test_adassp_spends_exactly_its_epsilon():
+    """Three Gaussians at multiplier sqrt(3) s_1 compose to one at s_1."""
+    plan = plan_adassp(
+        epsilon=0.8,
+        delta=1e-5,
+        row_norm=1.0,
+        target_bound=1.0,
+        n_features=3,
+        alpha=0.0,
+    )
+    multipliers = [e.noise_multiplier for e in plan.event.events]
+    assert len(set(multipliers)) == 1
+    single = gaussian_noise_multiplier(0.8, 1e-5)
+    assert multipliers[0] == pytest.approx(math.sqrt(3) * single, rel=1e-9)
+    spent, _ = RDPAccountant().epsilon_delta(plan.event.events, 1e-5)
+    assert spent <= 0.8 and spent == pytest.approx(0.8, rel=1e-6)
+
+
+def test_the_sensitivities_hold_on_worst_case_neighbours():
+    """Replace a row by its opposite with the opposite target."""
+    rng = np.random.default_rng(4)
+    R, worst = 1.0, [0.0, 0.0, 0.0]
+    for _ in range(200):
+        Z = rng.normal(size=(20, 3))
+        Z /= np.linalg.norm(Z, axis=1, keepdims=True)
+        t = rng.uniform(-1, 1, size=20)
+        Z2, t2 = Z.copy(), t.copy()
+        Z2[0] = rng.normal(size=3)
+        Z2[0] /= np.linalg.norm(Z2[0])
+        t2[0] = -np.sign(t[0])
+        A, A2 = Z.T @ Z, Z2.T @ Z2
+        rows, cols = np.triu_indices(3)
+        worst[0] = max(
+            worst[0], abs(np.linalg.eigvalsh(A)[0] - np.linalg.eigvalsh(A2)[0])
+        )
+        worst[1] = max(worst[1], np.linalg.norm(A[rows, cols] - A2[rows, cols]))
+        worst[2] = max(worst[2], np.linalg.norm(Z.T @ t - Z2.T @ t2))
+    assert worst[0] <= R**2 and worst[1] <= math.sqrt(2) * R**2 + 1e-12
+    assert worst[2] <= 2 * R
+    assert worst[1] >= 0.9 * R**2 and worst[2] >= 1.5 * R  # not vacuous
+
+
+def test_adassp_noise_has_the_planned_scale():
+    """Run AdaSSP on Z = 0 many times: Z^T t is pure noise of sd s (2 R T)."""
+    plan = plan_adassp(
+        epsilon=1.0,
+        delta=1e-6,
+        row_norm=1.0,
+        target_bound=1.0,
+        n_features=2,
+        alpha=0.0,
+    )
+    source = check_random_source(0)
+    from skdp.mechanisms import add_noise
+
+    draws = np.array(
+        [add_noise(plan.moment_noise, np.zeros(2), source) for _ in range(4000)]
+    ).ravel()
+    sd = plan.event.events[2].noise_multiplier * 2.0
+    # The sample sd of 8000 normals is within 5 sqrt(1 / (2 * 8000)) relative.
+    assert np.std(draws) == pytest.approx(sd, rel=5 / math.sqrt(16000))
+
+
+def test_run_adassp_is_accurate_and_never_fails():
+    X, y = _data(n=20000, d=4)
+    Z = np.hstack([X, np.full((len(X), 1), 0.5)])
+    t = y / 3.0
+    plan = plan_adassp(
+        epsilon=1.0,
+        delta=1e-6,
+        row_norm=math.hypot(1, 0.5),
+        target_bound=1.0,
+        n_features=5,
+        alpha=0.0,
+    )
+    coef = run_adassp(Z, t, plan, check_random_source(1))
+    exact = np.linalg.solve(Z.T @ Z, Z.T @ t)
+    assert np.linalg.norm(coef - exact) < 0.1 * np.linalg.norm(exact)
+    # Degenerate data (every row zero): still a finite answer.
+    zero = run_adassp(np.zeros((10, 5)), np.zeros(10), plan, check_random_source(2))
+    assert np.all(np.isfinite(zero))
+
+
+@pytest.mark.parametrize("method", ["adassp", "objective", "output", "gradient"])
+def test_methods_fit_charge_once_and_predict(method):
+    X, y = _data()
+    budget = PrivacyBudget(5.0, 1e-4)
+    reg = DPLinearRegression(
+        epsilon=2.0,
+        method=method,
+        alpha=300.0 if method == "output" else 1.0,  # output noise ~ 1 / alpha
+        data_norm=1.0,
+        y_bounds=(-3, 3),
+        budget=budget,
+        random_state=0,
+    ).fit(X, y)
+    assert len(budget.ledger) == 1 and reg.epsilon_ <= 2.0 + 1e-9
+    reference = Ridge().fit(X, y).score(X, y)
+    assert reg.score(X, y) > (0.8 if method != "output" else 0.3) * reference
+    assert reg.coef_.shape == (3,) and isinstance(reg.intercept_, float)
+    assert reg.y_bounds_ == (-3.0, 3.0)
+
+
+def test_targets_are_clipped_to_the_public_bounds():
+    X, y = _data()
+    y[0] = 1e6
+    reg = DPLinearRegression(data_norm=1.0, y_bounds=(-3, 3), random_state=0)
+    prepared, _ = reg._plan_with_input(X, y)
+    assert prepared.Y.max() <= 1.0 and prepared.Y.min() >= -1.0
+
+
+def test_bounds_read_from_the_data_warn():
+    X, y = _data()
+    with pytest.warns(PrivacyLeakWarning, match="y_bounds"):
+        DPLinearRegression(data_norm=1.0, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DPLinearRegression(data_norm=1.0, y_bounds=(-3, 3), random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("bounds", [(3, -3), (0, 0), (0, math.inf), (1,)])
+def test_bad_bounds_are_refused_before_the_charge(bounds):
+    X, y = _data()
+    budget = PrivacyBudget(5.0, 1e-4)
+    with pytest.raises(ValueError):
+        DPLinearRegression(data_norm=1.0, y_bounds=bounds, budget=budget).fit(X, y)
+    assert budget.ledger == []
+
+
+def test_huber_loss_is_the_squared_loss_on_the_targets_range():
+    loss = HuberLoss(2.0)
+    m = np.linspace(-1, 1, 11)
+    t = np.linspace(1, -1, 11)
+    np.testing.assert_allclose(loss.value(m, t), 0.5 * (m - t) ** 2)
+    assert loss.lipschitz == 2.0 and loss.curvature == 1.0
+
+
+def test_objective_constants_for_the_huber_loss():
+    X, y = _data(n=500)
+    plan = (
+        DPLinearRegression(
+            method="objective", data_norm=1.0, y_bounds=(-3, 3), alpha=2.0
+        )
+        .privacy_plan(X, y)
+        .settings["method"]
+    )
+    assert plan.noise.sensitivity == 4.0  # 2 L with L = 2
+    R = math.hypot(1.0, 0.5)
+    C = 1 / 2.0
+    assert plan.epsilon_objective == pytest.approx(
+        plan.epsilon_noise + math.log1p(1.0 * C * R**2 / plan.alpha)
+    )
+
+
+WORST_X = np.zeros((10, 1))
+WORST_X[0, 0] = 1.0
+WORST_Y = np.zeros(10)
+WORST_Y[0] = 1.0
+WORST_Y2 = WORST_Y.copy()
+WORST_Y2[0] = -1.0
+
+
+@pytest.mark.parametrize(
+    "method, params",
+    [
+        ("adassp", {}),
+        ("objective", {"alpha": 3.0}),
+        ("output", {"alpha": 3.0}),
+        ("gradient", {"epochs": 1}),
+    ],
+)
+def test_audit_finds_no_violation(method, params):
+    result = audit_estimator(
+        DPLinearRegression(
+            epsilon=1.0,
+            method=method,
+            data_norm=1.0,
+            y_bounds=(-1, 1),
+            fit_intercept=False,
+            **params,
+        ),
+        (WORST_X, WORST_Y),
+        (WORST_X, WORST_Y2),
+        statistic=lambda e: e.coef_[0],
+        n_runs=600,
+        confidence=0.99,
+        random_state=0,
+    )
+    assert not result.violation, str(result)
+
+
+def test_grid_search_over_epsilon_and_alpha_shares_the_budget():
+    X, y = _data(n=600)
+    budget = PrivacyBudget(100.0, 1e-3)
+    grid = GridSearchCV(
+        DPLinearRegression(data_norm=1.0, y_bounds=(-3, 3), budget=budget),
+        {"epsilon": [0.5, 1.0], "alpha": [1.0, 10.0]},
+        cv=2,
+    ).fit(X, y)
+    assert len(budget.ledger) == 2 * 2 * 2 + 1
+    assert grid.best_estimator_.predict(X[:4]).shape == (4,)
+
+
+def test_gaussian_event_of_output_with_delta():
+    X, y = _data(n=300)
+    reg = DPLinearRegression(
+        method="output", delta=1e-6, alpha=10.0, data_norm=1.0, y_bounds=(-3, 3)
+    ).fit(X, y)
+    assert isinstance(reg.privacy_event_, GaussianEvent) and reg.epsilon_ <= 1.0
