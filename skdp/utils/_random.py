@@ -106,9 +106,13 @@ class RandomSource:
         )
 
     def bits(self, size: int) -> np.ndarray:
-        """``size`` independent fair bits as a boolean array (64 per word)."""
+        """``size`` independent fair bits as a boolean array (64 per word).
+
+        The bits of each word are taken from its least significant byte up,
+        most significant bit first within a byte, on every platform.
+        """
         size = int(size)
-        packed = self.words(-(-size // 64)).view(np.uint8)
+        packed = self.words(-(-size // 64)).astype("<u8").view(np.uint8)
         return np.unpackbits(packed, count=size).astype(bool)
 
     def integers_below(self, bound, size: int | None = None) -> np.ndarray:
@@ -450,7 +454,9 @@ def _bernoulli_exp_neg_unit(n: int, factors, source: RandomSource) -> np.ndarray
     j = 1
     while active.size:
         result[active] = j % 2 == 1
-        if j > 1:
+        if j == 2:  # Bernoulli(1/2): one bit, not a word
+            active = active[source.bits(active.size)]
+        elif j > 2:
             active = active[source._integers_below(j, active.size) == 0]
         active = _bernoulli_ratios(active, factors, source)
         j += 1
@@ -525,21 +531,23 @@ def bernoulli_exp_neg(numerator, denominator, source: RandomSource) -> np.ndarra
     result = np.empty(num.size, dtype=bool)
     index = np.flatnonzero(fast)
     if index.size:
-        result[index] = _bernoulli_exp_neg_fast(
-            num[index].astype(np.int64), den[index].astype(np.int64), source
-        )
+        den_fast = den[index].astype(np.int64)
+        whole, fraction = np.divmod(num[index].astype(np.int64), den_fast)
+        result[index] = _bernoulli_exp_neg_fast(whole, fraction, den_fast, source)
     for i in np.flatnonzero(~fast):
         result[i] = _py_bernoulli_exp_neg(int(num[i]), int(den[i]), source)
     return result.reshape(shape)
 
 
-def _bernoulli_exp_neg_fast(num: np.ndarray, den, source: RandomSource) -> np.ndarray:
-    """:func:`bernoulli_exp_neg` for int64 arrays below ``_LIMIT``.
+def _bernoulli_exp_neg_fast(
+    whole: np.ndarray, fraction: np.ndarray, den, source: RandomSource
+) -> np.ndarray:
+    """:func:`bernoulli_exp_neg` for ``gamma = whole + fraction / den``.
 
-    ``den`` may be a scalar.
+    int64 arrays below ``_LIMIT``, ``0 <= fraction < den``; ``den`` may be a
+    scalar.
     """
-    whole, fraction = np.divmod(num, den)
-    result = np.ones(num.size, dtype=bool)
+    result = np.ones(whole.size, dtype=bool)
     trials = np.flatnonzero(whole > 0)
     if trials.size:
         result[trials] = geometric_exp_neg_one(trials.size, source) >= whole[trials]
@@ -599,17 +607,26 @@ def sample_exp_weights(numerators, denominator, source: RandomSource, size=None)
     denominator = int(denominator)
     if (num < 0).any() or denominator < 1:
         raise ValueError("need numerators >= 0 and denominator >= 1.")
-    if denominator >= _LIMIT:
-        num = num.astype(object)
+    fast = num.dtype != object and denominator < _LIMIT and num.max() < _LIMIT
+    if fast:
+        whole, fraction = np.divmod(num, denominator)
+    else:
+        whole = num.astype(object) // denominator
+    # An upper bound on the acceptance rate, to size the batches.
+    rate = float(np.exp(-np.minimum(whole, 745).astype(np.float64)).sum()) / k
     wanted = 1 if size is None else int(size)
-    whole = np.minimum(num // denominator, 745).astype(np.float64)
-    rate = float(np.exp(-whole).sum()) / k  # an upper bound on the acceptance rate
     out = np.empty(wanted, dtype=np.int64)
     filled = 0
     while filled < wanted:
         batch = int(min(max(1.5 * (wanted - filled) / rate, 16), 1 << 16))
         proposals = source._integers_below(k, batch)
-        accepted = proposals[bernoulli_exp_neg(num[proposals], denominator, source)]
+        if fast:
+            accept = _bernoulli_exp_neg_fast(
+                whole[proposals], fraction[proposals], denominator, source
+            )
+        else:
+            accept = bernoulli_exp_neg(num[proposals], denominator, source)
+        accepted = proposals[accept]
         take = min(accepted.size, wanted - filled)
         out[filled : filled + take] = accepted[:take]
         filled += take

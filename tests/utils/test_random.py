@@ -119,6 +119,9 @@ def test_bits_are_fair():
     bits = check_random_source(11).bits(100_001)
     assert bits.shape == (100_001,) and bits.dtype == bool
     assert _binomial_ok(bits.sum(), bits.size, 0.5)
+    # The documented order: the lowest byte first, its top bit first.
+    first = ScriptedSource([0x80 | (1 << 8)]).bits(16)
+    assert first.tolist() == [True] + [False] * 14 + [True]
 
 
 def test_exp_neg_floor_matches_high_precision():
@@ -217,17 +220,20 @@ def test_bernoulli_exp_neg_probability(numerator, denominator):
 
 def test_bernoulli_exp_neg_branch_structure():
     # gamma = 3/10 <= 1: A_j ~ Bernoulli(gamma / j) drawn as Bernoulli(1/j)
-    # (U below j equal to 0, for j > 1) and Bernoulli(3/10) (U below 10 less
-    # than 3); the result is whether the first A_j = 0 has odd j.
-    assert not bernoulli_exp_neg(3, 10, ScriptedSource([1, 0, 5]))  # stops at j=2
-    assert bernoulli_exp_neg(3, 10, ScriptedSource([1, 0, 1, 1]))  # stops at j=3
-    assert bernoulli_exp_neg(3, 10, ScriptedSource([4]))  # stops at j=1
+    # (the first bit of a word for j = 2, then U below j equal to 0) and
+    # Bernoulli(3/10) (U below 10 less than 3); the result is whether the
+    # first A_j = 0 has odd j.
+    heads, tails = 0x80, 0  # the first bit :meth:`RandomSource.bits` takes
+    assert not bernoulli_exp_neg(3, 10, ScriptedSource([1, heads, 5]))  # j = 2
+    assert not bernoulli_exp_neg(3, 10, ScriptedSource([1, tails]))  # j = 2
+    assert bernoulli_exp_neg(3, 10, ScriptedSource([1, heads, 1, 1]))  # j = 3
+    assert bernoulli_exp_neg(3, 10, ScriptedSource([4]))  # j = 1
     # gamma = 27/10: two Bernoulli(1/e) trials, i.e. K >= 2 for the
     # geometric K, then Bernoulli(exp(-7/10)).
     k_is_2 = _exp_neg_floor(2, 64) - 1  # U just below e**-2, above e**-3
     k_is_1 = _exp_neg_floor(1, 64) - 1
     assert bernoulli_exp_neg(27, 10, ScriptedSource([k_is_2, 9]))
-    assert not bernoulli_exp_neg(27, 10, ScriptedSource([k_is_2, 1, 0, 8]))
+    assert not bernoulli_exp_neg(27, 10, ScriptedSource([k_is_2, 1, heads, 8]))
     source = ScriptedSource([k_is_1, 123])
     assert not bernoulli_exp_neg(27, 10, source)  # one trial failed: done
     assert source.script == [123]
