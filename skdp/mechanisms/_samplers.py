@@ -21,6 +21,11 @@ DP guarantees require; a sampler built from floating-point uniforms cannot
 reach the far tails, which makes the supports of neighbouring outputs
 differ with probability about ``1e-17``. Elements whose arithmetic would
 leave the int64 range are finished with Python integers.
+
+Like every rejection sampler, these take a time that depends on the values
+drawn; timing is a side channel skdp does not close (Jin, McMurtry,
+Rubinstein & Ohrimenko 2022, "Are We There Yet? Timing and Floating-Point
+Attacks on Differential Privacy Systems").
 """
 
 from __future__ import annotations
@@ -89,8 +94,9 @@ def _laplace_ratio(scale: float) -> tuple[int, int]:
 
     A float is a dyadic rational, so ``s`` is a power of two. For scales
     below about ``2**-10`` it can reach ``2**62``; it is then replaced by
-    the largest power of two below ``_LIMIT`` and ``t`` rounded up, which
-    increases the scale by a relative ``2**-50`` at most.
+    the largest power of two below ``_LIMIT`` (``2**61``) and ``t`` rounded
+    up: the scale becomes the next multiple of ``2**-61``, a relative
+    increase below ``2**-61 / scale``.
     """
     exact = Fraction(scale)
     t, s = exact.numerator, exact.denominator
@@ -194,8 +200,9 @@ def sample_discrete_laplace(scale: float, size, source: RandomSource) -> np.ndar
     ``b = t / s``: the float ``scale`` is the dyadic rational it holds,
     ``fractions.Fraction(scale)``, used as is except when its denominator
     reaches ``2**62`` (scales below about ``2**-10``); then it is rounded up
-    to ``t / 2**61``, an increase of at most ``2**-50`` relative, which can
-    only add noise. The sampler uses only uniform random integers and
+    to the next multiple of ``2**-61`` (a relative increase below
+    ``2**-61 / scale``, ``2**-51`` at ``2**-10``), which can only add
+    noise. The sampler uses only uniform random integers and
     integer arithmetic: every integer has exactly its probability, with no
     truncated tail. Earlier versions took the difference of two
     ``floor(b E)`` with ``E`` a floating-point exponential, which could not
@@ -228,8 +235,10 @@ def _gaussian_parameters(sigma: float) -> tuple[int, int, int]:
     Algorithm 3, ``q`` a power of two with ``t q`` about ``2**48``, and
     ``p = ceil(sigma**2 q / t)``, so that ``sigma**2 / t`` is replaced by the
     rational ``p / q`` rounded up: ``sigma'**2`` exceeds ``sigma**2`` by less
-    than ``t / q``, a relative ``2**-46`` at most for ``sigma >= 1`` (exact
-    when ``sigma**2 q / t`` is an integer, e.g. ``sigma = 1.5``).
+    than ``t / q``: a relative ``2**-45`` at most for ``sigma >= 1`` (about
+    ``2**-47`` for large ``sigma``), an absolute ``2**-47`` for
+    ``sigma < 1``, and nothing when ``sigma**2 q / t`` is an integer (e.g.
+    ``sigma = 1.5``).
     """
     t = math.floor(sigma) + 1
     q = 1 << max(0, 48 - t.bit_length())
@@ -327,12 +336,13 @@ def sample_discrete_gaussian(sigma: float, size, source: RandomSource) -> np.nda
 
     Conservative rounding: ``sigma**2`` is rounded up to the rational
     ``p t / q`` (``q`` a power of two with ``t q`` near ``2**48``), a relative
-    increase below ``2**-46`` for ``sigma >= 1``, and none when
-    ``sigma**2 q / t`` is an integer. A larger ``sigma`` only adds noise, so
-    the privacy guarantee computed for ``sigma`` holds. Draws with
-    ``|Y| q`` beyond ``2**62`` are finished with Python integers by the
-    textbook algorithm, and ``sigma`` beyond about ``2**61`` runs entirely
-    with Python integers (slowly).
+    increase below ``2**-45`` for ``sigma >= 1`` (about ``2**-47`` at the
+    callers' ``sigma`` near ``2**32``), an absolute one below ``2**-47`` for
+    ``sigma < 1``, and none when ``sigma**2 q / t`` is an integer. A larger
+    ``sigma`` only adds noise, so the privacy guarantee computed for
+    ``sigma`` holds. Draws with ``|Y| q`` beyond ``2**62`` are finished with
+    Python integers by the textbook algorithm, and ``sigma`` beyond about
+    ``2**61`` runs entirely with Python integers (slowly).
 
     Examples
     --------

@@ -88,9 +88,13 @@ def test_discrete_laplace_tiny_scales():
     # P(Z != 0) = 2 e**-(1/scale) / (1 + e**-(1/scale)), about 1e-434 here.
     draws = sample_discrete_laplace(1e-3, (50, 2), check_random_source(32))
     assert draws.shape == (50, 2) and not draws.any()
-    # 1e-5 = t / 2**69 is rounded up to a denominator of 2**61.
+    # 1e-5 = t / 2**69 is rounded up to the next multiple of 2**-61; scales
+    # of the callers are used exactly.
     t, s = _laplace_ratio(1e-5)
     assert s == 2**61 and 0 <= Fraction(t, s) - Fraction(1e-5) < Fraction(1, s)
+    for scale in (0.05, 0.7, 3.0, 1.3 * 2.0**32, 2.0**40 / 3):
+        t, s = _laplace_ratio(scale)
+        assert Fraction(t, s) == Fraction(scale)
 
 
 def test_discrete_laplace_far_tail_beyond_40_scales(monkeypatch):
@@ -154,13 +158,19 @@ def test_discrete_gaussian_at_the_callers_scales(sigma):
 
 def test_gaussian_parameters_round_sigma_up():
     assert _gaussian_parameters(1.5) == (2, 9 * 2**43, 2**46)  # exact: 9/8
-    for sigma in (0.3, 1.5, 7.7, 1.1 * 2.0**20, 1.3 * 2.0**32, 2.0**40 / 3):
+    sigmas = (0.3, 1.0000001, 1.5, 7.7, 1.1 * 2.0**20, 1.3 * 2.0**32, 2.0**40 / 3)
+    for sigma in sigmas:
         t, p, q = _gaussian_parameters(sigma)
         exact = Fraction(sigma) ** 2
         assert t == math.floor(sigma) + 1
         assert exact <= Fraction(p * t, q) < exact + Fraction(t, q)
         if sigma >= 1:
-            assert Fraction(p * t, q) / exact - 1 < Fraction(1, 2**46)
+            assert Fraction(p * t, q) / exact - 1 < Fraction(1, 2**45)
+        else:
+            assert Fraction(p * t, q) - exact < Fraction(1, 2**47)
+    # At the callers' scale the increase is about 2**-47.
+    t, p, q = _gaussian_parameters(1.3 * 2.0**32)
+    assert Fraction(p * t, q) / Fraction(1.3 * 2.0**32) ** 2 - 1 < Fraction(1, 2**46)
 
 
 @pytest.mark.parametrize(
