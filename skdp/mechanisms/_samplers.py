@@ -128,7 +128,7 @@ def _discrete_laplace(t: int, s: int, n: int, source: RandomSource) -> np.ndarra
     limit = _random._LIMIT
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    if t >= limit or s >= limit:
+    if t >= limit or s >= limit or n <= _random._SMALL:
         return _as_integers([_py_discrete_laplace(t, s, source) for _ in range(n)])
     # Accepted fraction of trials: (1 - 1/e) in step 1 (for t >= 1, at least),
     # times 1 - P(Y = 0) / 2 in step 4.
@@ -208,7 +208,8 @@ def sample_discrete_laplace(scale: float, size, source: RandomSource) -> np.ndar
     ``floor(b E)`` with ``E`` a floating-point exponential, which could not
     exceed about ``38 b``. Elements whose arithmetic would overflow int64
     (``U + t V >= 2**62``) are finished with Python integers; scales of
-    ``2**62`` or more run entirely with Python integers (slowly).
+    ``2**62`` or more run entirely with Python integers (slowly), as do
+    calls for at most 8 draws (faster than numpy there).
 
     Examples
     --------
@@ -342,7 +343,8 @@ def sample_discrete_gaussian(sigma: float, size, source: RandomSource) -> np.nda
     ``sigma`` only adds noise, so the privacy guarantee computed for
     ``sigma`` holds. Draws with ``|Y| q`` beyond ``2**62`` are finished with
     Python integers by the textbook algorithm, and ``sigma`` beyond about
-    ``2**61`` runs entirely with Python integers (slowly).
+    ``2**61`` runs entirely with Python integers (slowly), as do calls for
+    at most 8 draws (faster than numpy there).
 
     Examples
     --------
@@ -358,7 +360,7 @@ def sample_discrete_gaussian(sigma: float, size, source: RandomSource) -> np.nda
     t, p, q = _gaussian_parameters(sigma)
     a, b = 2 * p, t * q
     limit = _random._LIMIT
-    if max(t, a, b) >= limit:
+    if max(t, a, b) >= limit or n <= _random._SMALL:
         draws = [_py_discrete_gaussian(t, p, q, source) for _ in range(n)]
         return np.array(draws, dtype=object).astype(np.float64).reshape(shape)
     parts = []

@@ -13,7 +13,8 @@ integer samplers here (:meth:`RandomSource.integers_below`,
 :func:`bernoulli_exp_neg`, :func:`geometric_exp_neg_one`,
 :func:`sample_exp_weights`) are exact: they use only integer arithmetic on
 the words, draw more words whenever a decision needs them, and have no tail
-truncation (Canonne, Kamath & Steinke 2020, Algorithm 1). Where int64
+truncation (Canonne, Kamath & Steinke 2020, Algorithm 1, and an exact
+inversion for the geometric integer part of an exponential). Where int64
 arithmetic would overflow, the affected elements are finished with Python
 integers, so the results never depend on the size of a machine word. The
 continuous draws (:meth:`RandomSource.uniform`, the fractional part of
@@ -53,6 +54,11 @@ _TWO_POW_64 = 1 << 64
 #: ``a, b < _LIMIT`` stays below ``2**63``). Anything larger is finished with
 #: Python integers. Tests lower it to force that path.
 _LIMIT = 1 << 62
+
+#: Up to this many draws (or candidates), the Python-integer versions of the
+#: samplers are faster than the vectorised ones, whose cost per call is a few
+#: hundred microseconds of numpy overhead.
+_SMALL = 8
 
 #: numpy bit generators whose raw output is one uniform 64-bit word.
 _RAW_64_BIT = frozenset({"PCG64", "PCG64DXSM", "Philox", "SFC64"})
@@ -588,7 +594,8 @@ def sample_exp_weights(numerators, denominator, source: RandomSource, size=None)
     ``k``, whatever the other weights, so one dominant candidate costs
     ``O(k)`` like a Gumbel-max draw. Proposals are drawn in vectorised
     batches sized from a floating-point estimate of the acceptance rate
-    (which affects the speed, never the law).
+    (which affects the speed, never the law), or one at a time with Python
+    integers for a single draw among at most 8 candidates.
     The running time depends on the weights, so it is not a constant-time
     sampler.
 
@@ -607,6 +614,12 @@ def sample_exp_weights(numerators, denominator, source: RandomSource, size=None)
     denominator = int(denominator)
     if (num < 0).any() or denominator < 1:
         raise ValueError("need numerators >= 0 and denominator >= 1.")
+    if size is None and k <= _SMALL:
+        # A few proposals: one at a time with Python integers is faster.
+        while True:
+            i = _py_below(k, source)
+            if _py_bernoulli_exp_neg(int(num[i]), denominator, source):
+                return i
     fast = num.dtype != object and denominator < _LIMIT and num.max() < _LIMIT
     if fast:
         whole, fraction = np.divmod(num, denominator)

@@ -104,25 +104,34 @@ def test_selection_probabilities_at_gaps_3_and_10():
         assert _binomial_ok(counts[i], n, p[i]), i
 
 
-def test_gap_45_is_accepted_with_an_exact_exponent(monkeypatch):
-    # exp(-45) = 2.9e-20 is too rare to observe. Every proposal of the low
+@pytest.mark.parametrize("n_low", [1, 20])  # Python-integer, vectorised path
+def test_gap_45_is_accepted_with_an_exact_exponent(monkeypatch, n_low):
+    # exp(-45) = 2.9e-20 is too rare to observe. Every proposal of a low
     # candidate must be accepted with Bernoulli(exp(-gamma)) for gamma
     # exactly 45 (Algorithm 1 then makes that probability exact, see
     # tests/utils/test_random.py); the Gumbel-max draw used before could
     # never select it.
-    calls = []
-    real = _random._bernoulli_exp_neg_fast
+    exponents = []
+    fast, slow = _random._bernoulli_exp_neg_fast, _random._py_bernoulli_exp_neg
 
-    def record(whole, fraction, denominator, source):
-        calls.extend(w + Fraction(int(f), denominator) for w, f in zip(whole, fraction))
-        return real(whole, fraction, denominator, source)
+    def record_fast(whole, fraction, denominator, source):
+        exponents.extend(
+            w + Fraction(int(f), denominator) for w, f in zip(whole, fraction)
+        )
+        return fast(whole, fraction, denominator, source)
 
-    monkeypatch.setattr(_random, "_bernoulli_exp_neg_fast", record)
+    def record_slow(numerator, denominator, source):
+        exponents.append(Fraction(numerator, denominator))
+        return slow(numerator, denominator, source)
+
+    monkeypatch.setattr(_random, "_bernoulli_exp_neg_fast", record_fast)
+    monkeypatch.setattr(_random, "_py_bernoulli_exp_neg", record_slow)
+    scores = [0.0] + [-45.0] * n_low
     source = check_random_source(53)
     for _ in range(20):
-        index, _ = exponential_mechanism([0.0, -45.0], 1.0, 2.0, random_state=source)
+        index, _ = exponential_mechanism(scores, 1.0, 2.0, random_state=source)
         assert index == 0
-    assert set(calls) == {0, 45}
+    assert set(exponents) == {0, 45}
 
 
 def test_huge_scores_use_python_integers():

@@ -241,6 +241,20 @@ def test_discrete_gaussian_python_path_agrees(monkeypatch):
 # -- both -------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    "sampler, parameter, pmf",
+    [
+        (sample_discrete_laplace, 3.0, _laplace_pmf),
+        (sample_discrete_gaussian, 1.5, _gaussian_pmf),
+    ],
+)
+def test_small_calls_use_the_textbook_algorithm(sampler, parameter, pmf):
+    # At most 8 draws per call run with Python integers (faster there).
+    source = check_random_source(43)
+    draws = np.concatenate([sampler(parameter, 5, source) for _ in range(3000)])
+    _assert_pmf(draws, pmf, parameter)
+
+
 @pytest.mark.parametrize("sampler", [sample_discrete_laplace, sample_discrete_gaussian])
 def test_samplers_are_reproducible_and_shaped(sampler):
     a = sampler(1.3 * 2.0**32, (3, 4), check_random_source(42))
