@@ -32,11 +32,12 @@ def _grid_bits(epsilon: float) -> int:
 def _floor_scaled(scores: np.ndarray, bits: int, sensitivity: float) -> np.ndarray:
     """``floor(scores * 2**bits / sensitivity)`` exactly, as int64 or Python ints.
 
-    Returns an int64 array when every value is below ``2**61`` in magnitude,
-    otherwise an object array of Python ints.
+    Returns an int64 array when the arithmetic fits int64 (the score times
+    ``2**bits`` below ``2**61`` in units of the sensitivity's binary
+    denominator), otherwise an object array of Python ints.
 
     A float score is ``m 2**e`` with an integer ``|m| < 2**53``, and
-    ``sensitivity = n / 2**j`` with ``n`` odd, so the quotient is
+    ``sensitivity = n / 2**j`` in lowest terms, so the quotient is
     ``m 2**(e + bits + j) / n``: a left shift then a floor division when
     the exponent is non-negative, otherwise a floor division by a power of two
     (an arithmetic right shift) then by ``n``, which is the same floor.
@@ -102,10 +103,12 @@ def exponential_mechanism(
     the floats' binary representation. Since ``u_i`` moves by at most
     ``Delta_u = 2**k g`` between neighbours and ``2**k`` is an integer,
     ``v_i`` moves by at most ``2**k`` steps: the quantised scores have the
-    same sensitivity, in grid steps. The rate per step,
+    same sensitivity, in grid steps (and, the floor being monotone, move in
+    the same direction when the scores do). The rate per step,
     ``epsilon / (factor 2**k)``, is rounded down to ``1 / L`` with the
     integer ``L = ceil(factor 2**k / epsilon)`` (a relative change of
-    ``2**-20`` at most), which can only lower the privacy loss. Index ``i``
+    ``2**-20`` at most), so the mechanism is ``factor 2**k / L``-DP, at most
+    epsilon, the value charged. Index ``i``
     is then drawn with probability proportional to
     ``exp(-(max_j v_j - v_i) / L)`` by rejection (uniform proposals
     accepted with exact Bernoulli(``exp(-gamma)``) draws for rational
@@ -115,9 +118,10 @@ def exponential_mechanism(
     needs; the Gumbel-max draw used before had bounded float noise and could
     not select a candidate about 38 below the best in exponent.
 
-    The expected number of proposals is at most ``k`` (one dominant
-    candidate) and the running time depends on the scores, so timing is a
-    side channel this implementation does not close.
+    The expected number of proposals is at most the number of candidates
+    (reached when one candidate dominates), and the running time depends on
+    the scores: timing is a side channel this implementation does not
+    close.
 
     Examples
     --------

@@ -42,6 +42,7 @@ from ..utils._random import (
     _bernoulli_exp_neg_unit,
     _py_below,
     _py_bernoulli_exp_neg,
+    _shape,
     bernoulli_exp_neg,
     geometric_exp_neg_one,
 )
@@ -62,10 +63,6 @@ GRID_BITS = 32
 _MAX_GRID_INDEX = 2.0**50
 
 
-def _shape(size) -> tuple[int, ...]:
-    return (int(size),) if np.isscalar(size) else tuple(int(s) for s in size)
-
-
 def _check_scale(name: str, value: float) -> float:
     value = float(value)
     if not (value > 0 and math.isfinite(value)):
@@ -75,8 +72,7 @@ def _check_scale(name: str, value: float) -> float:
 
 def grid_spacing(noise_scale: float) -> float:
     """Power-of-two grid spacing about ``2**-GRID_BITS`` times the noise scale."""
-    if not (noise_scale > 0 and math.isfinite(noise_scale)):
-        raise ValueError(f"noise scale must be finite and > 0, got {noise_scale!r}.")
+    noise_scale = _check_scale("noise scale", noise_scale)
     return 2.0 ** math.floor(math.log2(noise_scale) - GRID_BITS)
 
 

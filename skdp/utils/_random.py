@@ -515,8 +515,8 @@ def bernoulli_exp_neg(numerator, denominator, source: RandomSource) -> np.ndarra
     exactly when ``K >= floor(gamma)``. Only uniform integers are used, so
     the probability is exactly ``exp(-gamma)`` for every ``gamma``, however
     large: there is no floating-point comparison and no truncation.
-    Entries beyond the int64 range are drawn with Python integers by the
-    same algorithm.
+    Entries of ``2**62`` or more (where int64 arithmetic could overflow)
+    are drawn with Python integers by the same algorithm.
 
     Examples
     --------
@@ -531,9 +531,7 @@ def bernoulli_exp_neg(numerator, denominator, source: RandomSource) -> np.ndarra
     num, den = num.ravel(), den.ravel()
     if (num < 0).any() or (den < 1).any():
         raise ValueError("need numerator >= 0 and denominator >= 1.")
-    fast = (num < _LIMIT) & (den < _LIMIT)
-    if num.dtype == object:
-        fast = fast.astype(bool)
+    fast = ((num < _LIMIT) & (den < _LIMIT)).astype(bool)
     result = np.empty(num.size, dtype=bool)
     index = np.flatnonzero(fast)
     if index.size:

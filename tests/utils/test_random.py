@@ -262,6 +262,9 @@ def test_bernoulli_exp_neg_python_integers_agree_with_int64():
         np.array([3 * big, 3], dtype=object), np.array([10 * big, 10]), source
     )
     assert mixed.shape == (2,)
+    # A big denominator with small numerators: gamma = 0 and 2**-70.
+    tiny = bernoulli_exp_neg([0, 1], 2**70, source)
+    assert tiny.dtype == bool and tiny[0]
     with pytest.raises(ValueError, match="numerator"):
         bernoulli_exp_neg(-1, 1, source)
     with pytest.raises(TypeError, match="integers"):
