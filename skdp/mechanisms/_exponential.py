@@ -139,7 +139,7 @@ def exponential_mechanism(
     if not np.all(np.isfinite(scores)):
         raise ValueError("scores must be finite (no NaN or infinity).")
     gaps, steps_per_unit = _exponents(scores, sensitivity, epsilon, monotonic)
-    source = check_random_source(random_state)
+    source = check_random_source(random_state).substream()
     index = sample_exp_weights(gaps, steps_per_unit, source)
     return index, ExponentialMechanismEvent(epsilon, label=label)
 

@@ -179,7 +179,8 @@ def sample_discrete_laplace(scale: float, size, source: RandomSource) -> np.ndar
     size : int or tuple of int
         Output shape.
     source : RandomSource
-        Where the random words come from.
+        Where the random words come from; a seeded source lends the call a
+        child stream (:meth:`~skdp.utils.RandomSource.substream`).
 
     Returns
     -------
@@ -218,7 +219,7 @@ def sample_discrete_laplace(scale: float, size, source: RandomSource) -> np.ndar
     scale = _check_scale("scale", scale)
     shape = _shape(size)
     t, s = _laplace_ratio(scale)
-    draws = _discrete_laplace(t, s, math.prod(shape), source)
+    draws = _discrete_laplace(t, s, math.prod(shape), source.substream())
     return draws.astype(np.float64).reshape(shape)
 
 
@@ -307,7 +308,8 @@ def sample_discrete_gaussian(sigma: float, size, source: RandomSource) -> np.nda
     size : int or tuple of int
         Output shape.
     source : RandomSource
-        Where the random words come from.
+        Where the random words come from; a seeded source lends the call a
+        child stream (:meth:`~skdp.utils.RandomSource.substream`).
 
     Returns
     -------
@@ -353,6 +355,7 @@ def sample_discrete_gaussian(sigma: float, size, source: RandomSource) -> np.nda
     sigma = _check_scale("sigma", sigma)
     shape = _shape(size)
     n = math.prod(shape)
+    source = source.substream()
     t, p, q = _gaussian_parameters(sigma)
     a, b = 2 * p, t * q
     limit = _random._LIMIT

@@ -277,6 +277,19 @@ class RandomSource:
         seed = [int(w) for w in self.words(4)]
         return np.random.default_rng(seed)
 
+    def substream(self) -> RandomSource:
+        """A source for one sampler call: this one if secure, else a child.
+
+        The exact samplers use as many words as their rejections need, which
+        depends on the values drawn and on the parameters. A seeded source
+        therefore hands each call a child generator seeded with four of its
+        words, so that a call always takes four words from the caller's
+        stream and what the caller draws next does not shift with it.
+        """
+        if self._generator is None:
+            return self
+        return RandomSource(self.numpy_generator())
+
 
 def check_random_source(random_state) -> RandomSource:
     """Turn a scikit-learn style ``random_state`` into a :class:`RandomSource`.

@@ -343,3 +343,14 @@ def test_seeded_samplers_are_reproducible():
     ]
     for a, b in zip(*draws):
         np.testing.assert_array_equal(a, b)
+
+
+def test_substream_isolates_a_calls_word_count():
+    secure = RandomSource()
+    assert secure.substream() is secure
+    # A seeded call takes four words from the caller's stream, however many
+    # its child uses, so the caller's next words do not depend on it.
+    a, b = check_random_source(6), check_random_source(6)
+    a.substream().words(10)
+    b.substream().words(1000)
+    assert a.words(3).tolist() == b.words(3).tolist()
