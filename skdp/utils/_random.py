@@ -606,7 +606,8 @@ def sample_exp_weights(numerators, denominator, source: RandomSource, size=None)
     ``O(k)`` like a Gumbel-max draw. Proposals are drawn in vectorised
     batches sized from a floating-point estimate of the acceptance rate
     (which affects the speed, never the law), or one at a time with Python
-    integers for a single draw among at most 8 candidates.
+    integers for a single draw expected to need few proposals (as with at
+    most 8 candidates).
     The running time depends on the weights, so it is not a constant-time
     sampler.
 
@@ -625,19 +626,21 @@ def sample_exp_weights(numerators, denominator, source: RandomSource, size=None)
     denominator = int(denominator)
     if (num < 0).any() or denominator < 1:
         raise ValueError("need numerators >= 0 and denominator >= 1.")
-    if size is None and k <= _SMALL:
-        # A few proposals: one at a time with Python integers is faster.
-        while True:
-            i = _py_below(k, source)
-            if _py_bernoulli_exp_neg(int(num[i]), denominator, source):
-                return i
     fast = num.dtype != object and denominator < _LIMIT and num.max() < _LIMIT
     if fast:
         whole, fraction = np.divmod(num, denominator)
     else:
         whole = num.astype(object) // denominator
-    # An upper bound on the acceptance rate, to size the batches.
+    # An upper bound on the acceptance rate (at least 1/k when some n_i = 0),
+    # to size the batches; it affects the speed only.
     rate = float(np.exp(-np.minimum(whole, 745).astype(np.float64)).sum()) / k
+    if size is None and rate * _SMALL >= 1:
+        # A few proposals expected: one at a time with Python integers is
+        # faster than a vectorised batch.
+        while True:
+            i = _py_below(k, source)
+            if _py_bernoulli_exp_neg(int(num[i]), denominator, source):
+                return i
     wanted = 1 if size is None else int(size)
     out = np.empty(wanted, dtype=np.int64)
     filled = 0
