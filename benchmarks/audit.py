@@ -21,6 +21,13 @@ root::
 * ``ceiling``: the largest bound the evaluation half can give at all (zero
   hits under one dataset, all under the other), which caps every ratio.
 
+The last rows audit the side channels the release-contract review found
+(issue 18): an iteration count, the noisy output on a pair built to break
+the exact-minimiser assumption, and the number of warnings of a search.
+They use only the public API, so the same rows can be run on an older
+checkout to show the leak (``PYTHONPATH=<old checkout> python
+benchmarks/audit.py --only "finding"``).
+
 A ratio well below 1 is not slack in the proof by itself: the exponential
 mechanism's worst case needs infinitely many candidates, the L2 vector
 noise's worst direction has probability 0, and the Gaussian's privacy loss
@@ -178,6 +185,115 @@ def estimator_cases():
     return cases
 
 
+def _unit_pair():
+    """Finding 1's pair: 200 unit rows in 3-d; row 0 -> [1, 0, 0], label 0."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = (X[:, 0] + 0.3 * rng.normal(size=200) > 0).astype(int)
+    X2, y2 = X.copy(), y.copy()
+    X2[0], y2[0] = [1.0, 0.0, 0.0], 0
+    return (X, y), (X2, y2)
+
+
+def _stopping_pair():
+    """Finding 2's stopping-rule pair: 5,000 rows of norm 0.03 along e1."""
+    X = np.zeros((5000, 2))
+    X[:, 0] = 0.03
+    y = np.zeros(5000, dtype=int)
+    y[:2557] = 1
+    y2 = y.copy()
+    y2[0] = 0
+    return (X, y), (X, y2)
+
+
+def side_channel_cases():
+    """(name, estimator, dataset, neighbour, statistic): the review's findings.
+
+    Each statistic is something a fit released besides its noisy output (an
+    iteration count, a warning count), or the noisy output on a pair built
+    to break an assumption of the proof (the solver's residual). Written
+    against the public API only, so the same cases run on older releases.
+    """
+    import skdp
+
+    cases = []
+    unit, unit_neighbour = _unit_pair()
+    for method in ("output", "objective"):
+        est = skdp.DPLogisticRegression(
+            epsilon=1.0, method=method, C=100.0, data_norm=1.0, classes=[0, 1]
+        )
+        cases.append(
+            (
+                f"side channel: {method} n_iter_ (finding 1)",
+                est,
+                unit,
+                unit_neighbour,
+                lambda e: float(e.n_iter_[0]),
+            )
+        )
+    stop, stop_neighbour = _stopping_pair()
+    est = skdp.DPLogisticRegression(
+        epsilon=1.0,
+        method="output",
+        C=1.0,
+        data_norm=0.03,
+        fit_intercept=False,
+        classes=[0, 1],
+        tol=0.0112,
+    )
+    cases.append(
+        (
+            "solver residual: output coef_ at tol=0.0112 (finding 2)",
+            est,
+            stop,
+            stop_neighbour,
+            lambda e: e.coef_[0, 0],
+        )
+    )
+    return cases
+
+
+class _WarningCount:
+    """Statistic of a search: how many distinct warnings it emitted."""
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def run(self, data, random_state):
+        from sklearn.base import clone
+
+        X, y = data
+        search = clone(self.estimator).set_params(random_state=random_state)
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            search.fit(X, y)
+        return float(len(record))
+
+
+def search_warning_case():
+    """Finding 6: a search re-emitted one warning per distinct trial message.
+
+    On finding 1's pair, Newton needs about 13 steps on one dataset and 10 on the
+    other (C = 100), so with ``max_iter=10`` the trials of a search warned
+    (``ConvergenceWarning``) on one dataset only; the count of distinct
+    warnings the search shows is the statistic.
+    """
+    from skdp import DPLogisticRegression
+    from skdp.model_selection import PrivateSearchCV
+
+    unit, unit_neighbour = _unit_pair()
+    search = PrivateSearchCV(
+        DPLogisticRegression(
+            method="output", C=100.0, data_norm=1.0, classes=[0, 1], max_iter=10
+        ),
+        {"C": [100.0]},
+        epsilon=1.0,
+        mean_trials=3.0,
+    )
+    return _WarningCount(search), unit, unit_neighbour
+
+
 def _print_row(name, claimed, delta, limit, n_runs, result, elapsed):
     lower = result.epsilon_lower_bound
     limit = "-" if limit is None else f"{limit:.3f}"
@@ -218,7 +334,9 @@ def main():
         )
         elapsed = time.perf_counter() - start
         _print_row(name, claimed, delta, limit, args.runs, result, elapsed)
-    for name, estimator, dataset, neighbour, statistic in estimator_cases():
+    for name, estimator, dataset, neighbour, statistic in (
+        estimator_cases() + side_channel_cases()
+    ):
         if args.only not in name:
             continue
         start = time.perf_counter()
@@ -242,6 +360,20 @@ def main():
             result,
             time.perf_counter() - start,
         )
+    name = "side channel: search's distinct warnings (finding 6)"
+    if args.only in name:
+        counter, dataset, neighbour = search_warning_case()
+        start = time.perf_counter()
+        runs = max(8, args.estimator_runs // 5)
+        result = audit_epsilon(
+            counter.run,
+            dataset,
+            neighbour,
+            n_runs=runs,
+            confidence=CONFIDENCE,
+            random_state=args.seed,
+        )
+        _print_row(name, 1.0, 0.0, None, runs, result, time.perf_counter() - start)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,22 @@ def _instances():
     return out
 
 
-@parametrize_with_checks(_instances())
+def _expected_failed_checks(estimator):
+    """Checks a private estimator passes only for some noise, with the reason."""
+    if type(estimator).__name__ == "PrivateSearchCV":
+        return {
+            "check_classifiers_train": (
+                "training accuracy above 0.83 on 300 rows depends on the noise: "
+                "the default search (epsilon = 1 over a random number of private "
+                "trials) clears it for 60 % to 73 % of seeds (40 seeds each, "
+                "before and after the exact samplers), so a fixed seed passes "
+                "or fails by luck"
+            )
+        }
+    return {}
+
+
+@parametrize_with_checks(_instances(), expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 

@@ -27,6 +27,7 @@ import pytest
 from skdp import DPLogisticRegression, PMWSynthesizer, PrivacyBudget
 from skdp.audit import audit_scores
 from skdp.exceptions import ChargedFitError
+from skdp.linear_model import DPLinearRegression, DPLinearSVC
 from skdp.linear_model._newton import minimize_loss
 from skdp.model_selection import PrivateSearchCV
 from skdp.utils.discovery import all_estimators
@@ -54,13 +55,33 @@ def _table_pair():
     return (X, None), (X2, None)
 
 
+def _regression_pair():
+    """Unit rows, targets in [-1, 1]; row 0 -> ([1, 0, 0], -1)."""
+    (X, y), (X2, _) = _logistic_pair()
+    t = np.clip(X[:, 0] + 0.1 * np.random.default_rng(3).normal(size=len(X)), -1, 1)
+    t2 = t.copy()
+    t2[0] = -1.0
+    return (X, t), (X2, t2)
+
+
 LOGISTIC = dict(data_norm=1.0, classes=[0, 1], C=100.0)
+REGRESSION = dict(data_norm=1.0, y_bounds=(-1, 1))
 CASES = {
     "objective": (DPLogisticRegression(method="objective", **LOGISTIC), _logistic_pair),
     "output": (DPLogisticRegression(method="output", **LOGISTIC), _logistic_pair),
     "gradient": (
         DPLogisticRegression(method="gradient", epochs=2, **LOGISTIC),
         _logistic_pair,
+    ),
+    "svc objective": (DPLinearSVC(method="objective", **LOGISTIC), _logistic_pair),
+    "svc gradient": (
+        DPLinearSVC(method="gradient", epochs=2, **LOGISTIC),
+        _logistic_pair,
+    ),
+    "linear adassp": (DPLinearRegression(**REGRESSION), _regression_pair),
+    "linear output": (
+        DPLinearRegression(method="output", alpha=0.01, **REGRESSION),
+        _regression_pair,
     ),
     "pmw": (
         PMWSynthesizer(categories=[[0, 1, 2]] * 3, n_rounds=3),
@@ -292,3 +313,26 @@ def test_hostile_matrices_in_a_search(X, y, method):
         random_state=0,
     )
     _check_outcome(search, X, y)
+
+
+@pytest.mark.parametrize("X, y, method", list(_hostile_matrices())[::3])
+@pytest.mark.parametrize("declared", [True, False])
+def test_hostile_matrices_svc_and_regression(X, y, method, declared):
+    params = {"data_norm": 1.0} if declared else {}
+    svc = DPLinearSVC(
+        method=method,
+        random_state=0,
+        epochs=2,
+        **params,
+        **({"classes": [0, 1]} if declared else {}),
+    )
+    if _check_outcome(svc, X, y) == "fitted":
+        assert svc.predict(np.zeros((2, 3))).shape == (2,)
+    reg = DPLinearRegression(
+        method="adassp" if method == "gradient" else method,
+        random_state=0,
+        **params,
+        **({"y_bounds": (0, 1)} if declared else {}),
+    )
+    if _check_outcome(reg, X, y) == "fitted":
+        assert np.all(np.isfinite(reg.predict(np.zeros((2, 3)))))

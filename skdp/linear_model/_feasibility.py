@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..utils._feasibility import check_magnitudes, check_memory
-from ._newton import SolverPlan
+from ._newton import MAX_CONDITION, SolverPlan
 
 __all__ = ["check_magnitudes", "check_solver"]
 
@@ -16,6 +16,14 @@ def check_solver(solver: SolverPlan, n_classes: int, n_features: int) -> None:
     tens of thousands does not fit; ``method='gradient'`` never forms it.
     """
     size = n_features * (1 if n_classes == 2 else n_classes)
+    condition = solver.smoothness / solver.alpha
+    if not condition <= MAX_CONDITION:
+        raise ValueError(
+            f"The exact solve's condition number can reach {condition:.3g} "
+            f"(C * n_samples * R**2 against the regularisation), beyond the "
+            f"{MAX_CONDITION:.0e} float64 can factor reliably; use a smaller C "
+            "(or method='gradient')."
+        )
     check_magnitudes(
         "the exact solve",
         **{

@@ -178,12 +178,13 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
     changes by at most ``exp(epsilon')`` through the noise and by at most
     ``(1 + beta C R**2 / alpha)**r`` through the Jacobian, with ``r = 1``,
     ``beta = 1/4`` (binary) or ``r = K - 1``, ``beta = 1/K`` (softmax): so
-    ``epsilon = epsilon' + r log(1 + beta C R**2 / alpha)``, epsilon-DP for
-    all classes together. The curvature term scales with ``R**2``. ``alpha``
-    is 1 (scikit-learn's regularisation) while that leaves ``epsilon' >=
-    0.95 epsilon``, and is raised to leave exactly ``0.95 epsilon`` otherwise
-    (CMS's extra regularisation ``Delta``; their Algorithm 2 leaves
-    ``epsilon / 2``). The derivation is in
+    ``epsilon_o = epsilon' + r log(1 + beta C R**2 / alpha)``, epsilon_o-DP
+    for all classes together, where ``epsilon_o = 0.99 epsilon`` (the other
+    1% covers the solver's residual, see below). The curvature term scales
+    with ``R**2``. ``alpha`` is 1 (scikit-learn's regularisation) while that
+    leaves ``epsilon' >= 0.95 epsilon_o``, and is raised to leave exactly
+    ``0.95 epsilon_o`` otherwise (CMS's extra regularisation ``Delta``;
+    their Algorithm 2 leaves ``epsilon / 2``). The derivation is in
     :func:`~skdp.linear_model._objective.objective_noise_scale`.
 
     **output** (CMS 2011, Algorithm 1 and Corollary 8). Replacing one row
@@ -215,10 +216,11 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
     spends 1% of epsilon on noise of sensitivity ``2 r`` added to the
     returned point (approximate minima perturbation, Iyengar et al. 2019,
     in its pure form; :func:`~skdp.linear_model._objective.plan_objective`).
-    At the default ``tol``, ``r`` is about ``1e-7`` of the sensitivity;
-    any ``tol`` and ``max_iter`` stay valid. How many steps were taken
-    depends on the data and is not released (``n_iter_`` is ``max_iter``),
-    and no ``ConvergenceWarning`` is emitted.
+    At the default ``tol``, ``r`` grows like ``n**2`` times the unit
+    roundoff: about ``1e-9`` of the sensitivity at ``n = 1,000``, ``4e-7``
+    at ``n = 30,000`` (``C = 1``); any ``tol`` and ``max_iter`` stay valid.
+    How many steps were taken depends on the data and is not released
+    (``n_iter_`` is ``max_iter``), and no ``ConvergenceWarning`` is emitted.
 
     Every fit plans from public quantities, charges, then runs without
     raising or warning (:mod:`skdp.base`); :meth:`privacy_plan` returns the

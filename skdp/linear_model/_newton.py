@@ -80,10 +80,10 @@ def _total(nonnegative_terms, linear_term):
 class _MarginProblem:
     """``alpha/2 ||w||^2 + C sum_i l(z_i.w, t_i) + linear.w`` for a margin loss."""
 
-    def __init__(self, Z, t, loss, alpha, C, linear):
+    def __init__(self, Z, t, loss, alpha, C, linear, single=True):
         self.Z, self.t, self.loss = Z, t, loss
         self.alpha, self.C, self.linear = alpha, C, linear
-        self.Z32 = Z.astype(np.float32)
+        self.Z32 = Z.astype(np.float32) if single else Z
         self.shape = (Z.shape[1],)
 
     def value(self, w):
@@ -100,9 +100,9 @@ class _MarginProblem:
         return self.alpha * w + self.C * (self.Z.T @ slope) + self.linear
 
     def hessian(self, w, margins):
-        """``alpha I + C Z^T diag(l'') Z``, in single precision."""
+        """``alpha I + C Z^T diag(l'') Z``, in single precision if it can."""
         second = self.loss.second(margins, self.t)
-        weighted = self.Z32 * np.sqrt(self.C * second).astype(np.float32)[:, None]
+        weighted = self.Z32 * np.sqrt(self.C * second).astype(self.Z32.dtype)[:, None]
         hessian = (weighted.T @ weighted).astype(np.float64)
         hessian.flat[:: hessian.shape[0] + 1] += self.alpha
         return hessian
@@ -114,10 +114,10 @@ class _SoftmaxProblem:
     ``W`` has shape ``(K, d)`` and is handled raveled (row-major).
     """
 
-    def __init__(self, Z, Y, alpha, C, linear):
+    def __init__(self, Z, Y, alpha, C, linear, single=True):
         self.Z, self.Y, self.alpha, self.C = Z, Y, alpha, C
         self.linear = linear.ravel()
-        self.Z32 = Z.astype(np.float32)
+        self.Z32 = Z.astype(np.float32) if single else Z
         self.shape = (Y.shape[1], Z.shape[1])
 
     def value(self, w):
@@ -139,10 +139,11 @@ class _SoftmaxProblem:
         """``alpha I + C sum_i (diag(p_i) - p_i p_i^T) kron z_i z_i^T``."""
         K, d = self.shape
         hessian = np.empty((K * d, K * d))
-        C_proba = (self.C * proba).astype(np.float32)
+        dtype = self.Z32.dtype
+        C_proba = (self.C * proba).astype(dtype)
         for k in range(K):
             for m in range(k, K):
-                weights = C_proba[:, k] * ((k == m) - proba[:, m].astype(np.float32))
+                weights = C_proba[:, k] * ((k == m) - proba[:, m].astype(dtype))
                 block = (self.Z32.T @ (self.Z32 * weights[:, None])).astype(np.float64)
                 hessian[k * d : (k + 1) * d, m * d : (m + 1) * d] = block
                 hessian[m * d : (m + 1) * d, k * d : (k + 1) * d] = block.T
@@ -169,10 +170,15 @@ def _damped_newton(problem, threshold, max_iter, certified=None) -> NewtonResult
         )
         if converged or n_iter == max_iter:
             break
-        if factor is None or gradient_norm > _REUSE_BELOW * previous_norm:
-            factor = cho_factor(problem.hessian(w, cache), check_finite=False)
+        try:
+            if factor is None or gradient_norm > _REUSE_BELOW * previous_norm:
+                factor = cho_factor(problem.hessian(w, cache), check_finite=False)
+            step = -cho_solve(factor, gradient, check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            break  # a Hessian rounding made indefinite: the fallback takes over
+        if not np.all(np.isfinite(step)):
+            break
         previous_norm = gradient_norm
-        step = -cho_solve(factor, gradient)
         slope = gradient @ step
         size = 1.0
         for _ in range(_MAX_HALVINGS):
@@ -271,6 +277,12 @@ def minimize_loss(
 
 #: Unit roundoff of float64.
 _UNIT_ROUNDOFF = 2.0**-53
+#: Largest condition bound ``beta / alpha`` for a single-precision Hessian.
+_SINGLE_PRECISION_CONDITION = 1e6
+#: Largest Hessian scale ``beta`` for single precision (max about 3.4e38).
+_SINGLE_PRECISION_SCALE = 1e30
+#: Largest condition bound ``beta / alpha`` a plan accepts (float64 Cholesky).
+MAX_CONDITION = 1e13
 
 
 @dataclass(frozen=True)
@@ -468,16 +480,16 @@ def plan_solver(
     return replace(plan, threshold=threshold, residual=2.0 * threshold / alpha)
 
 
-def _problem(Z, Y, alpha, C, linear, loss=None):
+def _problem(Z, Y, alpha, C, linear, loss=None, single=True):
     Y = np.asarray(Y, dtype=float)
     d = Z.shape[1]
     if Y.ndim == 1 or Y.shape[1] == 1:
         linear = np.zeros(d) if linear is None else np.ravel(linear).astype(float)
         loss = LogisticLoss() if loss is None else loss
-        return _MarginProblem(Z, Y.ravel(), loss, alpha, C, linear)
+        return _MarginProblem(Z, Y.ravel(), loss, alpha, C, linear, single)
     shape = (Y.shape[1], d)
     linear = np.zeros(shape) if linear is None else np.asarray(linear, float)
-    return _SoftmaxProblem(Z, (Y > 0).astype(float), alpha, C, linear)
+    return _SoftmaxProblem(Z, (Y > 0).astype(float), alpha, C, linear, single)
 
 
 def _accelerated_gradient(problem, plan, start, steps, certified):
@@ -501,7 +513,7 @@ def _accelerated_gradient(problem, plan, start, steps, certified):
 
 
 def solve(Z, Y, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
-    """A point within ``plan.residual`` of the exact minimiser; never raises.
+    """A point near the exact minimiser, within ``plan.residual``; never raises.
 
     Minimises ``alpha/2 ||W||^2 + C sum_i loss(W; z_i, y_i) + <linear, W>``
     (binary logistic or softmax loss, following ``Y`` as in
@@ -537,8 +549,15 @@ def solve(Z, Y, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
     accelerated gradient method of :meth:`SolverPlan.fallback_steps`
     continues from Newton's point for as many steps as guarantee the same
     ``r`` (stopping earlier once certified). Which branch runs, and how
-    many steps it takes, depends on the data and is not released; only the
-    point is, and it is always within ``r``.
+    many steps it takes, depends on the data and is not released.
+
+    The certificate is checked in floating point, so a point Newton stops
+    at is within ``r``. The fallback's step count is a theorem in exact
+    arithmetic: with a perturbation ``linear`` so large that its rounding
+    alone exceeds ``tau`` (``||linear||`` beyond about ``tau / (3 u)``, with
+    ``u`` the unit roundoff), no point can be certified and the fallback's
+    guarantee is the exact-arithmetic one. skdp's objective perturbation
+    raises ``alpha`` with the noise, which keeps it far from that regime.
     """
     Y = np.asarray(Y, dtype=float)
     if loss is not None and Y.ndim == 2 and Y.shape[1] > 1:
@@ -549,7 +568,13 @@ def solve(Z, Y, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
                 for k in range(Y.shape[1])
             ]
         )
-    problem = _problem(Z, Y, plan.alpha, plan.C, linear, loss)
+    # Single precision moves the Hessian by about 6e-8 of its scale; beyond
+    # a condition number of 1e6 that could make it indefinite.
+    single = (
+        plan.smoothness / plan.alpha <= _SINGLE_PRECISION_CONDITION
+        and plan.smoothness <= _SINGLE_PRECISION_SCALE
+    )
+    problem = _problem(Z, Y, plan.alpha, plan.C, linear, loss, single)
     linear_norm = 0.0 if linear is None else float(np.linalg.norm(linear))
 
     def certified(w, gradient_norm):

@@ -57,6 +57,30 @@ def _strip_label(event: PrivacyEvent) -> PrivacyEvent:
     return event.with_label("")
 
 
+def _call_scoring(scoring, trial, X, y, n_rows):
+    """The callable's per-row scores as floats, or None if it fails."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scores = np.asarray(scoring(trial, X, y), dtype=float)
+    except Exception:
+        return None
+    return scores if scores.shape == (n_rows,) else None
+
+
+def _row_score(scoring, trial, X, y, row) -> float:
+    """The callable's score of one row on its own; 0 if it fails."""
+    rows = [row]
+    scores = _call_scoring(
+        scoring,
+        trial,
+        safe_indexing(X, rows),
+        None if y is None else safe_indexing(y, rows),
+        1,
+    )
+    return 0.0 if scores is None else float(scores[0])
+
+
 def _distinct(values) -> list:
     """The distinct values of a list, in first-seen order."""
     out = []
@@ -154,8 +178,11 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
     scoring : "accuracy" or callable, default="accuracy"
         ``"accuracy"``: the share of validation rows predicted exactly. A
         callable ``scoring(estimator, X, y)`` must return one score per
-        validation row; each is clipped to [0, 1] and their mean is
-        released, so the sensitivity stays ``1 / n_validation``.
+        validation row, computed from that row alone; each is clipped to
+        [0, 1] (NaN and infinities count 0) and their mean is released, so
+        the sensitivity stays ``1 / n_validation``. If it raises or returns
+        the wrong shape, each row is scored on its own and a row it fails on
+        counts 0 (after the charge nothing may raise).
     random_state : None, int or numpy Generator, default=None
         ``None`` draws the number of trials, the candidates, the split and
         all noise from the operating system's CSPRNG (the only choice for a
@@ -257,11 +284,13 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
     public seed), and every listed value of every parameter is validated.
     All of them must be covered by one trial event; otherwise the search
     raises ``ValueError`` and spends nothing. After the charge nothing
-    raises: a trial whose candidate cannot be planned, costs more than the
-    event paid for (a continuous distribution the public draws missed), or
-    whose scoring callable fails releases nothing. Whether that happens
-    depends on the candidate and public sizes only, so it is part of the
-    trial mechanism the event covers.
+    raises: a trial whose candidate cannot be planned or costs more than the
+    event paid for (a continuous distribution the public draws missed)
+    releases nothing. Whether that happens depends on the candidate and
+    public quantities only, so it is part of the trial mechanism the event
+    covers. A scoring callable's failures never drop a trial: a row it
+    cannot score (an exception, NaN or infinity) counts 0, see
+    ``scoring``.
 
     **Pipelines.** The private estimator must be the last step. Every
     earlier step must learn nothing from the values of the data
@@ -765,12 +794,9 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
             trial = self._run_trial(settings, candidate, trial_seed, accountant)
             if trial is None:
                 continue  # this candidate's trial releases nothing
-            try:
-                exact = self._validation_score(
-                    trial, data["X_validation"], data["y_validation"]
-                )
-            except Exception:
-                continue  # a failing scoring callable: the trial releases nothing
+            exact = self._validation_score(
+                trial, data["X_validation"], data["y_validation"]
+            )
             noisy = float(add_noise(settings["score_plan"], [exact], source)[0])
             if noisy > best_score:
                 best_trial, best_params, best_score = trial, candidate, noisy
@@ -827,23 +853,33 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         return trial
 
     def _validation_score(self, trial, X, y) -> float:
-        """Exact mean of per-row scores in [0, 1] on the validation part."""
+        """Mean of per-row scores in [0, 1] on the validation part; never raises.
+
+        A callable's score of a row that is not a finite number counts 0.
+        If the callable fails on the whole part (raises, or returns the
+        wrong shape), every row is scored on its own, and a row it fails on
+        counts 0: for a callable that scores each row on its own (which the
+        sensitivity ``1 / n_validation`` assumes) this gives the same
+        per-row values, so which way they were computed does not depend on
+        the data; one row still moves the mean by at most
+        ``1 / n_validation``.
+        """
         n_validation = num_samples(X)
         if self.scoring == "accuracy":
             predicted = np.asarray(trial.predict(X)).reshape(n_validation, -1)
             truth = np.asarray(y).reshape(n_validation, -1)
             per_row = np.all(predicted == truth, axis=1).astype(float)
-        else:
-            per_row = np.asarray(self.scoring(trial, X, y), dtype=float)
-            if per_row.shape != (n_validation,):
-                raise ValueError(
-                    "A callable scoring must return one score per validation row, "
-                    f"shape ({n_validation},); got shape {per_row.shape}."
-                )
-            if not np.all(np.isfinite(per_row)):
-                raise ValueError("The callable scoring returned NaN or infinity.")
-            per_row = np.clip(per_row, 0.0, 1.0)
-        return float(per_row.mean())
+            return float(per_row.mean())
+        per_row = _call_scoring(self.scoring, trial, X, y, n_validation)
+        if per_row is None:
+            per_row = np.array(
+                [
+                    _row_score(self.scoring, trial, X, y, row)
+                    for row in range(n_validation)
+                ]
+            )
+        per_row = np.where(np.isfinite(per_row), per_row, 0.0)
+        return float(np.clip(per_row, 0.0, 1.0).mean())
 
     @staticmethod
     def _results(params: dict, score: float) -> dict:

@@ -208,6 +208,12 @@ def build_domains(columns, names, *, categories, bounds, n_bins, pandas_dtypes):
                 )
             domains.append(ColumnDomain(name, categories=found, dtype=dtype))
             continue
+        if getattr(dtype, "kind", None) in ("M", "m") or values.dtype.kind in "Mm":
+            raise ValueError(
+                f"Column {name!r} holds dates or durations; convert it to numbers "
+                "(e.g. days since a public reference date) and give its bounds, "
+                "or declare it categorical."
+            )
         values = _numeric(values, name)
         if column_bounds is None:
             low, high = float(np.min(values)), float(np.max(values))
@@ -229,6 +235,15 @@ def build_domains(columns, names, *, categories, bounds, n_bins, pandas_dtypes):
                 raise ValueError(
                     f"bounds of column {name!r} must be finite with low < high, "
                     f"got {column_bounds!r}."
+                )
+        if getattr(dtype, "kind", None) in ("i", "u"):
+            info = np.iinfo(np.dtype(dtype.kind + str(dtype.itemsize)))
+            if not (info.min <= math.ceil(low) and math.floor(high) <= info.max):
+                raise ValueError(
+                    f"bounds of column {name!r}, {(low, high)!r}, exceed the range "
+                    f"of its integer dtype {dtype} [{info.min}, {info.max}]; "
+                    "synthetic values would wrap around. Give bounds inside it, "
+                    "or convert the column to a wider or float dtype."
                 )
         if not (math.isfinite(high - low) and (high - low) / n_bins > 0):
             raise ValueError(

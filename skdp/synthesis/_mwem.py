@@ -223,10 +223,12 @@ class _Estimator:
     def run(self, n_iter):
         """``n_iter`` mirror-descent steps with Armijo backtracking."""
         loss, gradient, query_gradient, means = self._loss_and_gradient()
-        if self.step is None:
-            total = sum(m.weight for m in self.cliques.values()) + sum(
-                self.query_weights
-            )
+        total = sum(m.weight for m in self.cliques.values()) + sum(self.query_weights)
+        # Start no smaller than 1 / total weight: at a flat optimum Armijo
+        # backtracking accepts a step that changes nothing, so the step can
+        # shrink to ~1e-24, and a later, informative measurement could then
+        # no longer move the model.
+        if self.step is None or self.step < 1.0 / total:
             self.step = 1.0 / total
         for _ in range(n_iter):
             self.n_iter += 1

@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from ..accounting._events import ComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
+from ..utils._feasibility import check_memory
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
     HasMethods,
@@ -219,6 +220,17 @@ class PMWSynthesizer(
     formed, marginals come from exact belief propagation and samples from
     forward sampling along the tree. Its size is capped by
     ``max_model_size``.
+
+    **Formats.** A DataFrame's column names and dtypes are treated as
+    public schema, like the declared bounds: an integer column is sampled
+    as whole numbers in its dtype, a float column as floats. pandas infers
+    dtypes from the values (``read_csv`` makes a column float64 as soon as
+    one value is ``30.5``), so for a release fix them from public knowledge
+    (``read_csv(..., dtype=...)`` or ``astype``) rather than letting the
+    data choose. Arrays are returned as float64 when every column is
+    numeric (binned, or categories that are all numbers), else as objects:
+    from the domains, never from the draws. Integer bounds outside an
+    integer dtype's range, and date columns, are refused before the charge.
 
     ``transform(X)`` returns ``len(X)`` fresh synthetic rows: it reads only
     the number of rows of ``X``, never its values. Because the rows are
@@ -501,6 +513,21 @@ class PMWSynthesizer(
                 "would learn nothing and its weights underflow. Use a larger "
                 "epsilon or fewer rounds."
             )
+        # Memory: the model (at most max_model_size cells) and, during a
+        # selection, one candidate's marginal at a time, as float64 with a
+        # few temporaries each; the data's codes are already in memory.
+        largest = (
+            prepared["n_cells"]
+            if dense
+            else max(math.prod(sizes[a] for a in c) for c in candidates)
+        )
+        model_cells = prepared["n_cells"] if dense else self.max_model_size
+        check_memory(
+            8.0 * 4 * (largest + model_cells),
+            f"PMWSynthesizer's model ({model_cells} cells) and largest marginal "
+            f"({largest} cells)",
+            "lower max_model_size, n_bins or the number of declared categories",
+        )
         delta = self.delta if self.noise == "gaussian" else 0.0
         return FitPlan(
             ComposedEvent(mwem_plan.events),

@@ -8,21 +8,64 @@ operating system's CSPRNG (:func:`os.urandom`). An explicit seed gives
 reproducible noise through a numpy generator; that is for tests and
 examples, never for a release.
 
-All samplers are built from uniform 64-bit words, vectorised with numpy.
+Everything is built from uniform 64-bit words, vectorised with numpy. The
+integer samplers here (:meth:`RandomSource.integers_below`,
+:func:`bernoulli_exp_neg`, :func:`geometric_exp_neg_one`,
+:func:`sample_exp_weights`) are exact: they use only integer arithmetic on
+the words, draw more words whenever a decision needs them, and have no tail
+truncation (Canonne, Kamath & Steinke 2020, Algorithm 1, and an exact
+inversion for the geometric integer part of an exponential). Where int64
+arithmetic would overflow, the affected elements are finished with Python
+integers, so the results never depend on the size of a machine word. The
+continuous draws (:meth:`RandomSource.uniform`, the fractional part of
+:meth:`RandomSource.exponential`, :meth:`RandomSource.standard_normal`) are
+floating-point approximations of continuous laws, with no truncation of
+their tails beyond what the float range imposes.
+
+References
+----------
+C. Canonne, G. Kamath and T. Steinke, "The Discrete Gaussian for
+Differential Privacy", NeurIPS 2020, arXiv:2004.00010.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from fractions import Fraction
 from numbers import Integral
 
 import numpy as np
 
-__all__ = ["RandomSource", "check_random_source"]
+__all__ = [
+    "RandomSource",
+    "bernoulli_exp_neg",
+    "check_random_source",
+    "geometric_exp_neg_one",
+    "sample_exp_weights",
+]
 
 _TWO_POW_M53 = 2.0**-53
 _ONE_MINUS_INV_E = -math.expm1(-1.0)
+_TWO_POW_64 = 1 << 64
+
+#: Integers handled by the vectorised int64 code are kept below this bound,
+#: which leaves headroom for the sums the samplers form (``a + b`` with
+#: ``a, b < _LIMIT`` stays below ``2**63``). Anything larger is finished with
+#: Python integers. Tests lower it to force that path.
+_LIMIT = 1 << 62
+
+#: Up to this many draws (or candidates), the Python-integer versions of the
+#: samplers are faster than the vectorised ones, whose cost per call is a few
+#: hundred microseconds of numpy overhead.
+_SMALL = 8
+
+#: numpy bit generators whose raw output is one uniform 64-bit word.
+_RAW_64_BIT = frozenset({"PCG64", "PCG64DXSM", "Philox", "SFC64"})
+
+
+def _shape(size) -> tuple[int, ...]:
+    return (int(size),) if isinstance(size, Integral) else tuple(int(s) for s in size)
 
 
 class RandomSource:
@@ -60,36 +103,115 @@ class RandomSource:
         size = int(size)
         if self._generator is None:
             return np.frombuffer(os.urandom(8 * size), dtype=np.uint64).copy()
+        if type(self._generator.bit_generator).__name__ in _RAW_64_BIT:
+            # Raw outputs of these bit generators are uniform 64-bit words,
+            # and much cheaper to get than through Generator.integers.
+            return self._generator.bit_generator.random_raw(size)
         return self._generator.integers(
             0, 2**64, size=size, dtype=np.uint64, endpoint=False
         )
 
+    def bits(self, size: int) -> np.ndarray:
+        """``size`` independent fair bits as a boolean array (64 per word).
+
+        The bits of each word are taken from its least significant byte up,
+        most significant bit first within a byte, on every platform.
+        """
+        size = int(size)
+        packed = self.words(-(-size // 64)).astype("<u8").view(np.uint8)
+        return np.unpackbits(packed, count=size).astype(bool)
+
+    def integers_below(self, bound, size: int | None = None) -> np.ndarray:
+        """Exactly uniform integers in ``{0, ..., bound - 1}``, as int64.
+
+        Parameters
+        ----------
+        bound : int or array-like of int
+            ``1 <= bound <= 2**63 - 1``; an array gives one draw per entry.
+        size : int, optional
+            Number of draws for a scalar ``bound`` (ignored for an array).
+
+        Notes
+        -----
+        Rejection from 64-bit words: a word ``w`` is accepted when it lies
+        in one of the ``floor(2**64 / bound)`` whole blocks of ``bound``
+        consecutive values starting at 0, so ``w mod bound`` is exactly
+        uniform. Rejected words (probability below ``bound / 2**64``) are
+        redrawn.
+        """
+        if np.ndim(bound) == 0:
+            if not 1 <= int(bound) < 1 << 63:
+                raise ValueError(f"bound must be in [1, 2**63), got {bound!r}.")
+            return self._integers_below(int(bound), int(size))
+        bound = np.asarray(bound)
+        if bound.size and not (bound.min() >= 1 and bound.max() < 1 << 63):
+            raise ValueError("bounds must be in [1, 2**63).")
+        return self._integers_below(bound, None)
+
+    def _integers_below(self, bound, size=None) -> np.ndarray:
+        """:meth:`integers_below` without the argument checks (internal)."""
+        if size is not None:  # one scalar bound
+            words = self.words(size)
+            accepted = _TWO_POW_64 - _TWO_POW_64 % bound  # whole blocks of `bound`
+            if accepted < _TWO_POW_64:
+                accepted = np.uint64(accepted)
+                bad = np.flatnonzero(words >= accepted)
+                while bad.size:
+                    words[bad] = self.words(bad.size)
+                    bad = bad[words[bad] >= accepted]
+            return (words % np.uint64(bound)).view(np.int64)
+        b = bound.astype(np.uint64).ravel()
+        words = self.words(b.size)
+        remainder = words % b
+        # Accept w when the block of `b` values containing it fits below
+        # 2**64: w - (w mod b) <= 2**64 - b, computed in wrapping uint64.
+        bad = np.flatnonzero(words - remainder > np.uint64(0) - b)
+        while bad.size:
+            words = self.words(bad.size)
+            remainder[bad] = words % b[bad]
+            bad = bad[words - remainder[bad] > np.uint64(0) - b[bad]]
+        return remainder.view(np.int64)
+
     def uniform(self, size) -> np.ndarray:
         """Uniform floats on the grid ``(k + 1/2) 2**-53``, strictly in (0, 1)."""
-        shape = (size,) if isinstance(size, Integral) else tuple(size)
-        n = int(np.prod(shape, dtype=np.int64))
+        shape = _shape(size)
+        n = math.prod(shape)
         k = (self.words(n) >> np.uint64(11)).astype(np.float64)
         return ((k + 0.5) * _TWO_POW_M53).reshape(shape)
 
     def exponential(self, size) -> np.ndarray:
-        """Standard exponential variates with uniform resolution in the tails.
+        """Standard exponential variates with unbounded support.
 
-        ``E = K + F`` with ``K = floor(E)`` geometric and ``F`` the fractional
-        part, drawn from separate uniforms. Unlike ``-log(U)``, the spacing
-        between attainable values stays near ``2**-52`` over the whole range
-        up to about 36, so no region of the support is porous. The tail
-        beyond 36 (probability ``e**-36 < 3e-16``) is truncated.
+        ``E = K + F``: the integer part ``K`` with ``P(K >= k) = e**-k``,
+        drawn exactly by :func:`geometric_exp_neg_one` (no cap), and the
+        fractional part ``F`` with density proportional to ``e**-f`` on
+        ``[0, 1)``, by inversion of a uniform from :meth:`uniform`. ``K`` and
+        ``F`` are independent, as the integer and fractional parts of an
+        exponential variable are.
+
+        Notes
+        -----
+        ``K`` is exact. ``F = -log1p(-U (1 - 1/e))`` is a floating-point
+        approximation of its continuous law: ``U`` lies on a grid of spacing
+        ``2**-53`` and the logarithm is rounded, so ``F`` takes finitely many
+        values, spaced about ``2**-53`` apart. Earlier versions also drew
+        ``K`` from a float uniform, which capped ``E`` near 36.7.
         """
-        u1 = self.uniform(size)
-        u2 = self.uniform(size)
-        k = np.floor(-np.log(u1))
-        f = -np.log1p(-u2 * _ONE_MINUS_INV_E)
-        return k + f
+        shape = _shape(size)
+        n = math.prod(shape)
+        k = geometric_exp_neg_one(n, self).astype(np.float64)
+        f = -np.log1p(-self.uniform(n) * _ONE_MINUS_INV_E)
+        return (k + f).reshape(shape)
 
     def standard_normal(self, size) -> np.ndarray:
-        """Standard normal variates (Box-Muller on secure uniforms)."""
-        shape = (size,) if isinstance(size, Integral) else tuple(size)
-        n = int(np.prod(shape, dtype=np.int64))
+        """Standard normal variates (Box-Muller on secure draws).
+
+        The radius is ``sqrt(2 E)`` with ``E`` from :meth:`exponential`, so
+        it is unbounded; radius and angle are floating-point approximations
+        of their continuous laws (see :meth:`exponential`).
+        """
+        shape = _shape(size)
+        n = math.prod(shape)
         m = (n + 1) // 2
         radius = np.sqrt(2.0 * self.exponential(m))
         angle = 2.0 * np.pi * self.uniform(m)
@@ -97,14 +219,16 @@ class RandomSource:
         return z.reshape(shape)
 
     def bernoulli(self, p, size) -> np.ndarray:
-        """Boolean array, each True with probability ``p``."""
+        """Boolean array, each True with probability ``p`` (to within ``2**-53``)."""
         return self.uniform(size) < p
 
     def poisson_subsample(self, n: int, rate: float) -> np.ndarray:
         """Indices of a Poisson subsample: each of ``range(n)`` kept w.p. ``rate``.
 
-        Draws the gaps between kept indices (geometric), so the cost is
-        proportional to the sample size, not to ``n``.
+        Draws the gaps between kept indices, ``floor(E / -log(1 - rate)) + 1``
+        with ``E`` from :meth:`exponential` (geometric, with no cap), so the
+        cost is proportional to the sample size, not to ``n``. The gap law is
+        exact up to the rounding of ``E`` and of the logarithm.
         """
         if rate >= 1:
             return np.arange(n)
@@ -116,8 +240,10 @@ class RandomSource:
         out = []
         position = -1
         while True:
-            gaps = np.floor(self.exponential(chunk) / -log_q).astype(np.int64) + 1
-            idx = position + np.cumsum(gaps)
+            # A gap beyond n ends the sample whatever its value; bounding it
+            # there keeps the int64 conversion exact.
+            gaps = np.minimum(np.floor(self.exponential(chunk) / -log_q), n) + 1
+            idx = position + np.cumsum(gaps.astype(np.int64))
             keep = idx[idx < n]
             out.append(keep)
             if keep.size < idx.size:
@@ -126,18 +252,43 @@ class RandomSource:
         return np.concatenate(out).astype(np.intp)
 
     def gumbel_argmax(self, logits) -> int:
-        """Index ``i`` drawn with probability proportional to ``exp(logits[i])``.
+        """Index ``i`` with probability exactly proportional to ``exp(logits[i])``.
 
-        The Gumbel-max trick: ``argmax(logits - log(E))`` with ``E``
-        standard exponential.
+        The logits are read as the exact binary fractions they hold; ``-inf``
+        has weight zero. The name is kept from the Gumbel-max trick this
+        method used to implement, whose floating-point Gumbel noise was
+        bounded (so very unlikely indices were impossible); it now calls the
+        exact rejection sampler :func:`sample_exp_weights`. That is fast
+        while the differences ``max(logits) - logits[i]`` fit in 61 bits
+        with a common binary denominator below ``2**62``; other logits take
+        an exact but slow Python-integer path.
         """
         logits = np.asarray(logits, dtype=float).ravel()
-        return int(np.argmax(logits - np.log(self.exponential(logits.size))))
+        if logits.size == 0 or np.isnan(logits).any() or np.isposinf(logits).any():
+            raise ValueError("logits must be non-empty, without NaN or +inf.")
+        finite = np.flatnonzero(np.isfinite(logits))
+        if finite.size == 0:
+            raise ValueError("at least one logit must be finite.")
+        numerators, denominator = _dyadic_gaps(logits[finite])
+        return int(finite[sample_exp_weights(numerators, denominator, self)])
 
     def numpy_generator(self) -> np.random.Generator:
         """A numpy generator seeded from this source (for post-processing only)."""
         seed = [int(w) for w in self.words(4)]
         return np.random.default_rng(seed)
+
+    def substream(self) -> RandomSource:
+        """A source for one sampler call: this one if secure, else a child.
+
+        The exact samplers use as many words as their rejections need, which
+        depends on the values drawn and on the parameters. A seeded source
+        therefore hands each call a child generator seeded with four of its
+        words, so that a call always takes four words from the caller's
+        stream and what the caller draws next does not shift with it.
+        """
+        if self._generator is None:
+            return self
+        return RandomSource(self.numpy_generator())
 
 
 def check_random_source(random_state) -> RandomSource:
@@ -179,3 +330,390 @@ def check_random_source(random_state) -> RandomSource:
         f"random_state must be None, an int, a numpy RandomState or Generator, "
         f"got {random_state!r}."
     )
+
+
+# -- exact integer samplers (Canonne, Kamath & Steinke 2020) -----------------
+
+
+def geometric_exp_neg_one(size: int, source: RandomSource) -> np.ndarray:
+    """Exact draws of ``K >= 0`` with ``P(K >= k) = e**-k``, as int64.
+
+    Parameters
+    ----------
+    size : int
+        Number of draws.
+    source : RandomSource
+
+    Returns
+    -------
+    k : ndarray of shape (size,)
+
+    Notes
+    -----
+    ``K`` is the number of successes of independent Bernoulli(``e**-1``)
+    trials before the first failure, drawn by inversion with exact
+    arithmetic: ``K = #{k >= 1 : U < e**-k}`` for a uniform real ``U`` in
+    (0, 1), so ``P(K >= k) = P(U < e**-k) = e**-k`` for every ``k``, with no
+    upper limit. ``U`` is revealed 64 bits at a time and compared with the
+    binary expansion of ``e**-k``, computed exactly with integers
+    (:func:`_exp_neg_floor`); a comparison is decided only once the bits
+    seen settle it. The first word settles all of them unless it equals one
+    of the 40 tabulated thresholds ``floor(2**64 e**-k)``, or lies below
+    ``floor(2**64 e**-40)`` (together, probability below ``2**-57``); those
+    draws continue with Python integers (:func:`_py_geometric_exp_neg_one`).
+    This replaces the Bernoulli(``e**-1``) loop of Canonne, Kamath & Steinke
+    (2020), Algorithm 2, by an equivalent exact draw with one word instead
+    of a loop.
+
+    Examples
+    --------
+    >>> from skdp.utils import check_random_source
+    >>> from skdp.utils._random import geometric_exp_neg_one
+    >>> k = geometric_exp_neg_one(100_000, check_random_source(0))
+    >>> bool(abs((k >= 1).mean() - 0.3679) < 0.01)
+    True
+    """
+    thresholds = _geometric_thresholds()
+    words = source.words(int(size))
+    position = np.searchsorted(thresholds, words, side="right")
+    count = thresholds.size - position.astype(np.int64)
+    # Undecided: below the smallest threshold, or equal to one.
+    undecided = (position == 0) | (thresholds[position - 1] == words)
+    for i in np.flatnonzero(undecided):
+        count[i] = _py_geometric_exp_neg_one(source, first_word=int(words[i]))
+    return count
+
+
+#: floor(2**64 e**-k) for k = 40, 39, ..., 1 (ascending), computed on first use.
+_GEOMETRIC_TABLE: list[np.ndarray] = []
+
+
+def _geometric_thresholds() -> np.ndarray:
+    if not _GEOMETRIC_TABLE:
+        table = [_exp_neg_floor(k, 64) for k in range(40, 0, -1)]
+        _GEOMETRIC_TABLE.append(np.array(table, dtype=np.uint64))
+    return _GEOMETRIC_TABLE[0]
+
+
+def _exp_neg_floor(k: int, bits: int) -> int:
+    """``floor(2**bits * e**-k)`` exactly, for integers ``k >= 1``, ``bits >= 0``.
+
+    ``e**k`` lies between the Taylor sum ``S_n = sum_{j <= n} k**j / j!`` and
+    ``S_n + k**(n+1) / (n+1)! * (n+2) / (n+2-k)`` (a geometric bound on the
+    remainder, valid for ``n + 2 > k``); the floor is returned once both
+    ends of the resulting interval for ``2**bits e**-k`` have the same
+    integer part, adding terms until they do (``e**-k`` is irrational, so
+    they eventually do).
+    """
+    n = 2 * k + bits // 4 + 16
+    while True:
+        factorial = math.factorial(n)
+        partial = sum(k**j * (factorial // math.factorial(j)) for j in range(n + 1))
+        upper = ((1 << bits) * factorial) // partial
+        tail = Fraction(k ** (n + 1), math.factorial(n + 1)) * Fraction(
+            n + 2, n + 2 - k
+        )
+        lower = math.floor((1 << bits) / (Fraction(partial, factorial) + tail))
+        if lower == upper:
+            return upper
+        n *= 2
+
+
+def _py_geometric_exp_neg_one(source: RandomSource, first_word=None) -> int:
+    """:func:`geometric_exp_neg_one` for one draw, with Python integers.
+
+    ``U``'s bits so far are ``prefix`` (``bits`` of them), so ``U`` lies in
+    ``[prefix, prefix + 1) / 2**bits``. With ``t = floor(2**bits e**-k)``,
+    ``prefix < t`` proves ``U < e**-k``, ``prefix > t`` proves ``U > e**-k``,
+    and a tie draws 64 more bits.
+    """
+    prefix = int(source.words(1)[0]) if first_word is None else first_word
+    bits = 64
+    count = 0
+    while True:
+        threshold = _exp_neg_floor(count + 1, bits)
+        if prefix < threshold:
+            count += 1
+        elif prefix > threshold:
+            return count
+        else:
+            prefix = (prefix << 64) | int(source.words(1)[0])
+            bits += 64
+
+
+def _bernoulli_ratios(
+    candidates: np.ndarray, factors, source: RandomSource
+) -> np.ndarray:
+    """The subset of ``candidates`` for which every ``Bernoulli(num/den)`` holds."""
+    for numerator, denominator in factors:
+        if candidates.size == 0:
+            break
+        if np.ndim(denominator) == 0:
+            u = source._integers_below(denominator, candidates.size)
+        else:
+            u = source._integers_below(denominator[candidates])
+        candidates = candidates[u < numerator[candidates]]
+    return candidates
+
+
+def _bernoulli_exp_neg_unit(n: int, factors, source: RandomSource) -> np.ndarray:
+    """Bernoulli(exp(-gamma)) for ``gamma = prod num/den`` in ``[0, 1]``.
+
+    ``factors`` is a list of ``(num, den)`` with int64 ``num`` arrays of
+    length ``n``, and ``den`` an int64 array or a scalar, ``0 <= num <= den
+    < _LIMIT``. Canonne, Kamath & Steinke (2020), Algorithm 1: ``A_j ~
+    Bernoulli(gamma / j)`` for ``j = 1, 2, ...`` until the first ``A_j = 0``,
+    and the result is whether that ``j`` is odd. ``Bernoulli(gamma / j)`` is
+    drawn as the conjunction of independent ``Bernoulli(1/j)`` and
+    ``Bernoulli(num/den)`` for each factor, whose probabilities multiply to
+    ``gamma / j``; no product of integers is formed, so nothing overflows.
+    """
+    result = np.empty(n, dtype=bool)
+    active = np.arange(n)
+    j = 1
+    while active.size:
+        result[active] = j % 2 == 1
+        if j == 2:  # Bernoulli(1/2): one bit, not a word
+            active = active[source.bits(active.size)]
+        elif j > 2:
+            active = active[source._integers_below(j, active.size) == 0]
+        active = _bernoulli_ratios(active, factors, source)
+        j += 1
+    return result
+
+
+def _as_integers(values) -> np.ndarray:
+    """An int64 array, or an object array of Python ints if some entry is too big."""
+    array = np.asarray(values)
+    if array.dtype.kind == "i":
+        return array.astype(np.int64, copy=False)
+    if array.dtype.kind == "u":
+        if array.size and array.max() >= np.uint64(1 << 63):
+            return array.astype(object)
+        return array.astype(np.int64)
+    if array.dtype.kind == "O" and all(
+        isinstance(v, Integral) and not isinstance(v, bool) for v in array.flat
+    ):
+        array = np.vectorize(int, otypes=[object])(array) if array.size else array
+        if all(-(1 << 63) <= v < (1 << 63) for v in array.flat):
+            return array.astype(np.int64)
+        return array
+    raise TypeError(f"expected integers, got an array of dtype {array.dtype}.")
+
+
+def bernoulli_exp_neg(numerator, denominator, source: RandomSource) -> np.ndarray:
+    """Exact Bernoulli(``exp(-numerator / denominator)``) draws.
+
+    Parameters
+    ----------
+    numerator : int or array-like of int
+        ``>= 0``; Python integers of any size are accepted.
+    denominator : int or array-like of int
+        ``>= 1``, broadcast against ``numerator``.
+    source : RandomSource
+
+    Returns
+    -------
+    draws : ndarray of bool
+        The broadcast shape of the inputs (0-d for scalars).
+
+    Notes
+    -----
+    Canonne, Kamath & Steinke (2020), Algorithm 1, for the rational
+    ``gamma = numerator / denominator``: ``floor(gamma)`` independent
+    ``Bernoulli(e**-1)`` trials, stopping at the first failure, then one
+    ``Bernoulli(exp(-(gamma - floor(gamma))))`` draw by the alternating
+    series construction (see :func:`geometric_exp_neg_one`). The trials are
+    run as one draw of :func:`geometric_exp_neg_one`, ``K``: they all succeed
+    exactly when ``K >= floor(gamma)``. Only uniform integers are used, so
+    the probability is exactly ``exp(-gamma)`` for every ``gamma``, however
+    large: there is no floating-point comparison and no truncation.
+    Entries of ``2**62`` or more (where int64 arithmetic could overflow)
+    are drawn with Python integers by the same algorithm.
+
+    Examples
+    --------
+    >>> from skdp.utils import check_random_source
+    >>> from skdp.utils._random import bernoulli_exp_neg
+    >>> draws = bernoulli_exp_neg(3, [10] * 100_000, check_random_source(0))
+    >>> bool(abs(draws.mean() - 0.7408) < 0.01)
+    True
+    """
+    num, den = np.broadcast_arrays(_as_integers(numerator), _as_integers(denominator))
+    shape = num.shape
+    num, den = num.ravel(), den.ravel()
+    if (num < 0).any() or (den < 1).any():
+        raise ValueError("need numerator >= 0 and denominator >= 1.")
+    fast = ((num < _LIMIT) & (den < _LIMIT)).astype(bool)
+    result = np.empty(num.size, dtype=bool)
+    index = np.flatnonzero(fast)
+    if index.size:
+        den_fast = den[index].astype(np.int64)
+        whole, fraction = np.divmod(num[index].astype(np.int64), den_fast)
+        result[index] = _bernoulli_exp_neg_fast(whole, fraction, den_fast, source)
+    for i in np.flatnonzero(~fast):
+        result[i] = _py_bernoulli_exp_neg(int(num[i]), int(den[i]), source)
+    return result.reshape(shape)
+
+
+def _bernoulli_exp_neg_fast(
+    whole: np.ndarray, fraction: np.ndarray, den, source: RandomSource
+) -> np.ndarray:
+    """:func:`bernoulli_exp_neg` for ``gamma = whole + fraction / den``.
+
+    int64 arrays below ``_LIMIT``, ``0 <= fraction < den``; ``den`` may be a
+    scalar.
+    """
+    result = np.ones(whole.size, dtype=bool)
+    trials = np.flatnonzero(whole > 0)
+    if trials.size:
+        result[trials] = geometric_exp_neg_one(trials.size, source) >= whole[trials]
+    rest = np.flatnonzero(result & (fraction > 0))
+    if rest.size:
+        den_rest = den if np.ndim(den) == 0 else den[rest]
+        result[rest] = _bernoulli_exp_neg_unit(
+            rest.size, [(fraction[rest], den_rest)], source
+        )
+    return result
+
+
+def sample_exp_weights(numerators, denominator, source: RandomSource, size=None):
+    """Index ``i`` with probability exactly proportional to ``exp(-n_i / d)``.
+
+    Parameters
+    ----------
+    numerators : array-like of int, shape (k,)
+        ``n_i >= 0``; Python integers of any size are accepted.
+    denominator : int
+        ``d >= 1``.
+    source : RandomSource
+    size : int, optional
+        Number of independent draws; ``None`` returns one ``int``.
+
+    Returns
+    -------
+    index : int or ndarray of int64
+
+    Notes
+    -----
+    Rejection sampling: propose ``i`` uniformly (exactly, with
+    :meth:`RandomSource.integers_below`) and accept it with probability
+    ``exp(-n_i / d)`` by :func:`bernoulli_exp_neg`. An accepted proposal
+    has the target law exactly, because every proposal is accepted with a
+    probability proportional to its target weight (all at most 1). With the
+    smallest ``n_i`` equal to 0 the expected number of proposals is at most
+    ``k``, whatever the other weights, so one dominant candidate costs
+    ``O(k)`` like a Gumbel-max draw. Proposals are drawn in vectorised
+    batches sized from a floating-point estimate of the acceptance rate
+    (which affects the speed, never the law), or one at a time with Python
+    integers for a single draw expected to need few proposals (as with at
+    most 8 candidates).
+    The running time depends on the weights, so it is not a constant-time
+    sampler.
+
+    Examples
+    --------
+    >>> from skdp.utils import check_random_source
+    >>> from skdp.utils._random import sample_exp_weights
+    >>> draws = sample_exp_weights([0, 1000], 1, check_random_source(0), size=100)
+    >>> bool((draws == 0).all())
+    True
+    """
+    num = _as_integers(numerators).ravel()
+    k = num.size
+    if k == 0:
+        raise ValueError("need at least one weight.")
+    denominator = int(denominator)
+    if (num < 0).any() or denominator < 1:
+        raise ValueError("need numerators >= 0 and denominator >= 1.")
+    fast = num.dtype != object and denominator < _LIMIT and num.max() < _LIMIT
+    if fast:
+        whole, fraction = np.divmod(num, denominator)
+    else:
+        whole = num.astype(object) // denominator
+    # An upper bound on the acceptance rate (at least 1/k when some n_i = 0),
+    # to size the batches; it affects the speed only.
+    rate = float(np.exp(-np.minimum(whole, 745).astype(np.float64)).sum()) / k
+    if size is None and rate * _SMALL >= 1:
+        # A few proposals expected: one at a time with Python integers is
+        # faster than a vectorised batch.
+        while True:
+            i = _py_below(k, source)
+            if _py_bernoulli_exp_neg(int(num[i]), denominator, source):
+                return i
+    wanted = 1 if size is None else int(size)
+    out = np.empty(wanted, dtype=np.int64)
+    filled = 0
+    while filled < wanted:
+        batch = int(min(max(1.5 * (wanted - filled) / rate, 16), 1 << 16))
+        proposals = source._integers_below(k, batch)
+        if fast:
+            accept = _bernoulli_exp_neg_fast(
+                whole[proposals], fraction[proposals], denominator, source
+            )
+        else:
+            accept = bernoulli_exp_neg(num[proposals], denominator, source)
+        accepted = proposals[accept]
+        take = min(accepted.size, wanted - filled)
+        out[filled : filled + take] = accepted[:take]
+        filled += take
+    return int(out[0]) if size is None else out
+
+
+def _dyadic_gaps(values: np.ndarray):
+    """Exact ``(numerators, denominator)`` with ``max(values) - values == n / d``.
+
+    ``values`` are finite floats; ``d`` is a power of two.
+    """
+    mantissa, exponent = np.frexp(values)
+    m = (mantissa * 2.0**53).astype(np.int64)  # values == m * 2**(exponent - 53)
+    e = exponent.astype(np.int64) - 53
+    nonzero = m != 0
+    # Strip trailing zero bits so that the common denominator is small.
+    low = m[nonzero] & -m[nonzero]
+    shift = np.rint(np.log2(low.astype(np.float64))).astype(np.int64)
+    m[nonzero] >>= shift
+    e[nonzero] += shift
+    e[~nonzero] = e[nonzero].max() if nonzero.any() else 0
+    scale = max(0, -int(e.min()))
+    left = e + scale  # >= 0: values * 2**scale == m << left
+    if int(left.max()) <= 8:
+        scaled = m << left
+        return scaled.max() - scaled, 1 << scale
+    scaled = np.array([int(a) << int(b) for a, b in zip(m, left)], dtype=object)
+    return _as_integers(scaled.max() - scaled), 1 << scale
+
+
+# -- Python-integer versions: for entries beyond int64, and as references ----
+
+
+def _py_below(bound: int, source: RandomSource) -> int:
+    """Exactly uniform integer in ``{0, ..., bound - 1}`` for any ``bound >= 1``."""
+    nbits = (bound - 1).bit_length()
+    if nbits == 0:
+        return 0
+    nwords = -(-nbits // 64)
+    while True:
+        value = 0
+        for word in source.words(nwords):
+            value = (value << 64) | int(word)
+        value >>= 64 * nwords - nbits
+        if value < bound:
+            return value
+
+
+def _py_bernoulli_exp_neg_unit(numerator: int, denominator: int, source) -> bool:
+    """Bernoulli(exp(-gamma)), ``gamma = numerator / denominator`` in [0, 1]."""
+    j = 1
+    while _py_below(denominator * j, source) < numerator:  # Bernoulli(gamma / j)
+        j += 1
+    return j % 2 == 1
+
+
+def _py_bernoulli_exp_neg(numerator: int, denominator: int, source) -> bool:
+    """CKS 2020 Algorithm 1 with Python integers (any size)."""
+    whole, fraction = divmod(numerator, denominator)
+    for _ in range(whole):  # stops at the first failure
+        if not _py_bernoulli_exp_neg_unit(1, 1, source):
+            return False
+    return _py_bernoulli_exp_neg_unit(fraction, denominator, source)

@@ -20,6 +20,7 @@ from sklearn.utils.estimator_checks import (
 from skdp import PMWSynthesizer, PrivacyLeakWarning
 from skdp.datasets import load_adult
 from skdp.synthesis._models import DenseModel, JunctionTreeModel
+from skdp.synthesis._mwem import _Estimator
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -159,6 +160,34 @@ def test_model_recovers_a_strong_dependence():
     np.testing.assert_allclose(
         synth.answer_queries(np.eye(8)[:2]), synth.model_.probabilities.ravel()[:2]
     )
+
+
+def test_estimator_recovers_from_a_flat_start():
+    # Regression: the noisy 1-way marginals of a fit (values recorded from
+    # one) leave a flat optimum at which Armijo backtracking shrank the step
+    # to ~1e-24, and the informative 2-way measurement that followed could
+    # no longer move the model: about one fit in 60 of the test above (e.g.
+    # random_state=49 before the exact samplers) synthesised independent
+    # columns. A new measurement now restarts the step.
+    estimator = _Estimator(DenseModel((2, 2, 2)))
+    sigma = 0.0004082316910295756
+    for clique, value in [
+        ((0,), [0.49889008235242216, 0.5013037051346153]),
+        ((1,), [0.4962503635972738, 0.503373382475879]),
+        ((2,), [0.4979633951104246, 0.5022683109076693]),
+    ]:
+        estimator.add_marginal(clique, np.array(value), sigma)
+    estimator.run(30)
+    joint = np.array(
+        [
+            [0.4497930269535631, 0.05042678615255281],
+            [0.04753049557805061, 0.45384250940997156],
+        ]
+    )
+    estimator.add_marginal((0, 1), joint, sigma)
+    estimator.run(30)
+    # The independent model is 0.8 away in L1; the noise is ~4e-4 per cell.
+    assert np.abs(estimator.model.marginal((0, 1)) - joint).sum() < 0.01
 
 
 def test_adult_14_columns_use_a_small_junction_tree():

@@ -139,3 +139,37 @@ def test_output_format_follows_the_domains_not_the_draws():
     assert synth.sample(5).dtype == object
     synth.set_params(categories=[[0, 1, 2], [0, 1, 2]]).fit(X)
     assert synth.sample(5).dtype == np.float64
+
+
+def test_memory_of_the_model_and_marginals_is_planned():
+    """A raised max_model_size admitted a 2000**3-cell marginal, counted after
+    the charge (60 GiB)."""
+    X = np.random.default_rng(0).integers(0, 2000, size=(100, 3))
+    budget = _budget()
+    with pytest.raises(MemoryError, match="nothing was charged"):
+        PMWSynthesizer(
+            epsilon=1e3,
+            categories=[list(range(2000))] * 3,
+            max_model_size=10**10,
+            n_rounds=3,
+            budget=budget,
+        ).fit(X)
+    assert budget.ledger == []
+
+
+def test_integer_dtypes_cannot_wrap():
+    X = pd.DataFrame({"small": np.arange(50, dtype=np.uint8) % 7})
+    budget = _budget()
+    with pytest.raises(ValueError, match="exceed the range"):
+        PMWSynthesizer(bounds={"small": (0, 1000)}, budget=budget).fit(X)
+    with pytest.raises(ValueError, match="exceed the range"):
+        PMWSynthesizer(bounds=(-1e300, 1e300), budget=budget).fit(X.astype("int64"))
+    assert budget.ledger == []
+
+
+def test_dates_are_refused_before_the_charge():
+    X = pd.DataFrame({"day": pd.date_range("2020-01-01", periods=40)})
+    budget = _budget()
+    with pytest.raises(ValueError, match="dates or durations"):
+        PMWSynthesizer(bounds={"day": (0, 1e18)}, budget=budget).fit(X)
+    assert budget.ledger == []
