@@ -23,23 +23,18 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "adult" / "adult_clean.csv"
 
 
-def load_data():
-    """``X_train, X_test, y_train, y_test`` (rows of unit L2 norm)."""
+def _frame():
     if DATA.exists():
-        frame = pd.read_csv(DATA)
-    else:  # the same file, bundled with skdp
-        from skdp.datasets import load_adult
+        return pd.read_csv(DATA)
+    from skdp.datasets import load_adult  # the same file, bundled with skdp
 
-        frame = load_adult(as_frame=True).frame
-    target = frame.columns[-1]
-    y = frame.pop(target).astype(str).str.strip().str.startswith(">").to_numpy()
-    y = np.asarray(y, dtype=int)
+    return load_adult(as_frame=True).frame
+
+
+def _encoder(frame):
     numeric = list(frame.select_dtypes(include="number").columns)
     categorical = [c for c in frame.columns if c not in numeric]
-    X_train, X_test, y_train, y_test = train_test_split(
-        frame, y, test_size=0.2, stratify=y, random_state=0
-    )
-    prep = make_pipeline(
+    return make_pipeline(
         ColumnTransformer(
             [
                 (
@@ -52,4 +47,33 @@ def load_data():
         ),
         Normalizer(),
     )
+
+
+def load_data():
+    """``X_train, X_test, y_train, y_test`` (rows of unit L2 norm)."""
+    frame = _frame()
+    target = frame.columns[-1]
+    y = frame.pop(target).astype(str).str.strip().str.startswith(">").to_numpy()
+    y = np.asarray(y, dtype=int)
+    X_train, X_test, y_train, y_test = train_test_split(
+        frame, y, test_size=0.2, stratify=y, random_state=0
+    )
+    prep = _encoder(frame)
+    return prep.fit_transform(X_train), prep.transform(X_test), y_train, y_test
+
+
+def load_regression_data():
+    """The same encoding of the other columns (income left out), hours per week.
+
+    The target is the hours-per-week column (``hr_per_week`` in the cleaned
+    file); a plain (unstratified) 80/20 split with ``random_state=0``.
+    """
+    frame = _frame()
+    frame = frame.drop(columns=frame.columns[-1])  # the income label
+    target = next(c for c in frame.columns if "hour" in c or c == "hr_per_week")
+    y = frame.pop(target).to_numpy(dtype=float)
+    X_train, X_test, y_train, y_test = train_test_split(
+        frame, y, test_size=0.2, random_state=0
+    )
+    prep = _encoder(frame)
     return prep.fit_transform(X_train), prep.transform(X_test), y_train, y_test

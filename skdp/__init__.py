@@ -11,7 +11,7 @@ from .exceptions import (
     LedgerError,
     PrivacyLeakWarning,
 )
-from .linear_model import DPLogisticRegression
+from .linear_model import DPLinearRegression, DPLinearSVC, DPLogisticRegression
 from .synthesis import PMWSynthesizer
 
 __version__ = "0.1.0.dev0"
@@ -19,6 +19,8 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "BudgetExceededError",
     "ChargedFitError",
+    "DPLinearRegression",
+    "DPLinearSVC",
     "DPLogisticRegression",
     "LedgerError",
     "PMWSynthesizer",

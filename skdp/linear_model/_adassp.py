@@ -25,6 +25,13 @@ __all__ = ["AdaSSPPlan", "plan_adassp", "run_adassp"]
 #: Failure probability of the high-probability bounds that set the ridge.
 FAILURE_PROBABILITY = 0.05
 
+#: Share of the budget (in zCDP terms: of ``1 / s**2``) spent on the smallest
+#: eigenvalue; the rest is split evenly between ``Z^T Z`` and ``Z^T t``.
+#: Wang's Algorithm 2 uses 1/3; see ``benchmarks/tune_adassp.py`` for how
+#: this value was chosen (a validation split of UCI Adult's training part
+#: and synthetic problems, never a test split).
+EIGENVALUE_SHARE = 1.0 / 3.0
+
 
 @dataclass(frozen=True)
 class AdaSSPPlan:
@@ -60,6 +67,7 @@ def plan_adassp(
     target_bound: float,
     n_features: int,
     alpha: float,
+    eigenvalue_share: float | None = None,
 ) -> AdaSSPPlan:
     """Plan AdaSSP from public quantities; may raise.
 
@@ -75,6 +83,9 @@ def plan_adassp(
         ``d``, columns of ``Z``.
     alpha : float
         Ridge added to the adaptive one (>= 0).
+    eigenvalue_share : float or None, default=None
+        Share ``w_1`` of the budget spent on the smallest eigenvalue; the
+        others get ``(1 - w_1) / 2`` each. ``None``: ``EIGENVALUE_SHARE``.
 
     Returns
     -------
@@ -93,14 +104,14 @@ def plan_adassp(
       ``||z||**4 + ||z'||**4 - 2 (z.z')**2 <= 2 R**4``: ``sqrt(2) R**2``;
     - ``Z^T t``: ``||t z - t' z'|| <= 2 R T``.
 
-    Each is released by the Gaussian mechanism with the same noise
-    multiplier ``s``. Three Gaussian mechanisms with multiplier ``s``
-    compose to one with multiplier ``s / sqrt(3)`` (their privacy-loss
-    distributions are Gaussian and their means add), so ``s = sqrt(3)
-    s_1`` with ``s_1`` the analytic-Gaussian multiplier of ``(epsilon,
-    delta)`` (Balle & Wang 2018) gives exactly ``(epsilon, delta)``-DP:
-    Wang's equal three-way split, calibrated tightly. The ridge and the
-    solve are post-processing.
+    Each is released by the Gaussian mechanism. Gaussian mechanisms with
+    multipliers ``s_i`` compose to one with multiplier ``(sum_i
+    s_i**-2)**-1/2`` (their privacy-loss distributions are Gaussian and
+    their means add), so ``s_i = s / sqrt(w_i)`` with shares ``w_i``
+    summing to 1 and ``s`` the analytic-Gaussian multiplier of ``(epsilon,
+    delta)`` (Balle & Wang 2018) gives exactly ``(epsilon, delta)``-DP.
+    Wang splits evenly (``w_i = 1/3``); the ridge and the solve are
+    post-processing.
 
     Examples
     --------
@@ -112,8 +123,14 @@ def plan_adassp(
     >>> len(plan.event.events)
     3
     """
-    multiplier = math.sqrt(3.0) * gaussian_noise_multiplier(epsilon, delta)
-    multiplier *= 1 + 1e-10  # the bisection's last digits: never above epsilon
+    # Gaussian mechanisms with multipliers s_i compose to one with
+    # multiplier (sum_i s_i**-2) ** -1/2; shares w_i of s**-2 give
+    # s_i = s / sqrt(w_i).
+    if eigenvalue_share is None:
+        eigenvalue_share = EIGENVALUE_SHARE
+    total = gaussian_noise_multiplier(epsilon, delta) * (1 + 1e-10)
+    shares = (eigenvalue_share, (1 - eigenvalue_share) / 2, (1 - eigenvalue_share) / 2)
+    multipliers = [total / math.sqrt(w) for w in shares]
     d = int(n_features)
     check_magnitudes("AdaSSP", **{"R**2": row_norm**2, "R T": row_norm * target_bound})
     check_memory(
@@ -121,12 +138,14 @@ def plan_adassp(
         f"AdaSSP's {d} x {d} Gram matrix",
         "use fewer features, or method='gradient'",
     )
-    eigenvalue = plan_gaussian(row_norm**2, 1, noise_multiplier=multiplier)
+    eigenvalue = plan_gaussian(row_norm**2, 1, noise_multiplier=multipliers[0])
     gram = plan_gaussian(
-        math.sqrt(2.0) * row_norm**2, d * (d + 1) // 2, noise_multiplier=multiplier
+        math.sqrt(2.0) * row_norm**2,
+        d * (d + 1) // 2,
+        noise_multiplier=multipliers[1],
     )
     moment = plan_gaussian(
-        2.0 * row_norm * target_bound, d, noise_multiplier=multiplier
+        2.0 * row_norm * target_bound, d, noise_multiplier=multipliers[2]
     )
     return AdaSSPPlan(
         eigenvalue_noise=eigenvalue,
@@ -158,10 +177,14 @@ def run_adassp(Z: np.ndarray, t: np.ndarray, plan: AdaSSPPlan, source) -> np.nda
     1. ``lambda_min`` is released with noise and lowered to a bound that
        holds with probability ``1 - rho / 2``:
        ``l = max(0, noisy - s_1 sqrt(2 log(2 / rho)))``;
-    2. the Gram matrix's noise has operator norm at most ``s_2 sqrt(2 d
-       log(2 d**2 / rho))`` with probability ``1 - rho / 2`` (a union bound
-       over its entries, as in Wang's Algorithm 2); the ridge is that bound
-       minus ``l``, if positive, plus the user's ``alpha``;
+    2. the Gram matrix's noise ``E`` (a symmetric Gaussian matrix of entry
+       standard deviation ``s_2``) has ``E ||E|| <= 2 s_2 sqrt(d)`` and
+       ``||E||`` is ``sqrt(2) s_2``-Lipschitz in the Gaussian draws, so
+       ``||E|| <= s_2 (2 sqrt(d) + 2 sqrt(log(2 / rho)))`` with probability
+       ``1 - rho / 2`` (Bandeira & van Handel 2016; Gaussian
+       concentration). Wang's Algorithm 2 uses the looser union bound
+       ``s_2 sqrt(2 d log(2 d**2 / rho))``. The ridge is the bound minus
+       ``l``, if positive, plus the user's ``alpha``;
     3. ``v`` solves the noisy normal equations. Their matrix is symmetric
        but may be indefinite (noise): its eigenvalues are raised to at
        least the ridge (post-processing) before solving.
@@ -183,7 +206,7 @@ def run_adassp(Z: np.ndarray, t: np.ndarray, plan: AdaSSPPlan, source) -> np.nda
     s1 = _standard_deviation(plan.eigenvalue_noise)
     s2 = _standard_deviation(plan.gram_noise)
     lower = max(0.0, noisy_smallest - s1 * math.sqrt(2.0 * math.log(2.0 / rho)))
-    spread = s2 * math.sqrt(2.0 * d * math.log(2.0 * d * d / rho))
+    spread = s2 * (2.0 * math.sqrt(d) + 2.0 * math.sqrt(math.log(2.0 / rho)))
     ridge = max(0.0, spread - lower) + plan.alpha
     values, vectors = np.linalg.eigh(noisy_gram + ridge * np.eye(d))
     floor = max(ridge, np.finfo(float).tiny)

@@ -72,6 +72,7 @@ def default_learning_rate(
     C: float,
     margin_noise_std: float = MARGIN_NOISE_STD,
     curvature: float = 0.25,
+    step_factor: float = 4.0,
 ) -> float:
     """DP-SGD's default step size: the largest that keeps the noise in check.
 
@@ -100,8 +101,10 @@ def default_learning_rate(
     margin_noise_std : float, default=MARGIN_NOISE_STD
         The bound ``s`` on the accumulated margin noise (see Notes).
     curvature : float, default=0.25
-        ``c``, the loss's bound on its second derivative: the first term is
-        ``4 / (c R**2)``, ``16 / R**2`` for the logistic loss.
+        ``c``, the loss's bound on its second derivative.
+    step_factor : float, default=4.0
+        The first term is ``step_factor / (c R**2)``: ``16 / R**2`` for the
+        logistic loss (see :class:`~skdp.linear_model._losses.MarginLoss`).
 
     Returns
     -------
@@ -149,7 +152,7 @@ def default_learning_rate(
         * n_samples
         / (math.sqrt(steps) * noise_multiplier * max_grad_norm * row_norm)
     )
-    return min(4.0 / (curvature * row_norm**2), n_samples * C, noise_cap)
+    return min(step_factor / (curvature * row_norm**2), n_samples * C, noise_cap)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,12 @@ privacy proofs need from a loss is three public constants:
 * ``zero_value``: ``sup_t l(0, t)``, so the objective at ``w = 0`` is at
   most ``C n zero_value`` (the solver's public bounds);
 * ``zero_slope``: ``sup_t |l'(0, t)|``, the gradient scale where DP-SGD
-  starts (its default clipping norm).
+  starts (its default clipping norm);
+* ``step_factor``: DP-SGD's default step is ``step_factor / (c R**2)``, a
+  multiple of the classical ``1 / L``: 4 for the logistic loss (whose
+  curvature bound is loose away from the margin), 1 for the Huber loss
+  (whose curvature is 1 wherever it is quadratic: beyond ``2 / L`` gradient
+  descent diverges).
 
 Adding a loss is one small class here plus its tests.
 """
@@ -29,6 +34,11 @@ import numpy as np
 from scipy.special import expit
 
 __all__ = ["HuberHingeLoss", "HuberLoss", "LogisticLoss", "MarginLoss"]
+
+#: DP-SGD's default step for the Huber hinge, in units of ``1 / L`` (its
+#: curvature is ``1 / (2 h)`` only inside the smoothed band); chosen in
+#: ``benchmarks/tune_erm_defaults.py`` on a validation split.
+STEP_FACTOR_HUBER_HINGE = 2.0
 
 
 class MarginLoss:
@@ -78,6 +88,7 @@ class LogisticLoss(MarginLoss):
     curvature: float = 0.25
     zero_value: float = math.log(2.0)
     zero_slope: float = 0.5
+    step_factor: float = 4.0
 
     def value(self, m, t):
         return np.logaddexp(0.0, -t * m)
@@ -143,6 +154,10 @@ class HuberHingeLoss(MarginLoss):
         h = self.h
         return 1.0 if h < 1 else (1.0 + h) / (2.0 * h)
 
+    @property
+    def step_factor(self) -> float:
+        return STEP_FACTOR_HUBER_HINGE
+
     def value(self, m, t):
         z = t * m
         h = self.h
@@ -203,6 +218,10 @@ class HuberLoss(MarginLoss):
     def zero_slope(self) -> float:
         # Targets are scaled into [-1, 1] by the regression estimator.
         return min(1.0, self.delta)
+
+    @property
+    def step_factor(self) -> float:
+        return 1.0
 
     def value(self, m, t):
         r = np.abs(m - t)

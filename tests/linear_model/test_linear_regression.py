@@ -39,7 +39,7 @@ def test_adassp_sensitivities_are_pinned():
 
 
 def test_adassp_spends_exactly_its_epsilon():
-    """Three Gaussians at multiplier sqrt(3) s_1 compose to one at s_1."""
+    """Gaussians with multipliers s / sqrt(w_i), sum w_i = 1, compose to s."""
     plan = plan_adassp(
         epsilon=0.8,
         delta=1e-5,
@@ -47,11 +47,13 @@ def test_adassp_spends_exactly_its_epsilon():
         target_bound=1.0,
         n_features=3,
         alpha=0.0,
+        eigenvalue_share=0.1,
     )
     multipliers = [e.noise_multiplier for e in plan.event.events]
-    assert len(set(multipliers)) == 1
     single = gaussian_noise_multiplier(0.8, 1e-5)
-    assert multipliers[0] == pytest.approx(math.sqrt(3) * single, rel=1e-9)
+    shares = [1 / s**2 for s in multipliers]
+    assert sum(shares) * single**2 == pytest.approx(1.0, rel=1e-8)
+    assert shares[0] * single**2 == pytest.approx(0.1, rel=1e-8)
     spent, _ = RDPAccountant().epsilon_delta(plan.event.events, 1e-5)
     assert spent <= 0.8 and spent == pytest.approx(0.8, rel=1e-6)
 

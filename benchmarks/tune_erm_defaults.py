@@ -1,0 +1,147 @@
+"""The validation protocol behind DPLinearSVC's and DPLinearRegression's defaults.
+
+Only the *training* parts of the benchmark splits are used: each is split
+again 80/20 (``random_state=1``) into a fitting part and a validation part,
+and every candidate is scored on the validation part over ``--seeds`` noise
+seeds. The test splits of ``benchmarks/svm.py`` and ``benchmarks/linreg.py``
+are never read.
+
+* ``DPLinearRegression``: AdaSSP's share of the budget spent on the smallest
+  eigenvalue (``EIGENVALUE_SHARE``), and the default method, at epsilon in
+  {0.5, 1, 2, 5} (validation R^2).
+* ``DPLinearSVC``: the Huber band ``huber_h`` and DP-SGD's step factor for
+  the Huber hinge (``STEP_FACTOR_HUBER_HINGE``), at epsilon in {0.1, 0.5, 1,
+  2} (validation accuracy).
+
+Run from the repository root::
+
+    python benchmarks/tune_erm_defaults.py --seeds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+from unittest import mock
+
+import pandas as pd
+from sklearn.model_selection import train_test_split
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from _adult_split import load_data, load_regression_data  # noqa: E402
+
+from skdp.linear_model import DPLinearRegression, DPLinearSVC, _adassp, _losses  # noqa: E402  # noqa: E402
+
+
+def _validation(loader, stratify):
+    X, _, y, _ = loader()
+    return train_test_split(
+        X, y, test_size=0.2, random_state=1, stratify=y if stratify else None
+    )
+
+
+def regression(seeds):
+    X_fit, X_val, y_fit, y_val = _validation(load_regression_data, False)
+    rows = []
+    for epsilon in (0.5, 1.0, 2.0, 5.0):
+        for share in (1 / 3, 0.1, 0.02):
+            with mock.patch.object(_adassp, "EIGENVALUE_SHARE", share):
+                for seed in range(seeds):
+                    model = DPLinearRegression(
+                        epsilon, data_norm=1.0, y_bounds=(1, 99), random_state=seed
+                    ).fit(X_fit, y_fit)
+                    rows.append(
+                        {
+                            "epsilon": epsilon,
+                            "candidate": f"adassp share={share:.3g}",
+                            "score": model.score(X_val, y_val),
+                        }
+                    )
+        for method in ("objective", "gradient"):
+            for seed in range(seeds):
+                model = DPLinearRegression(
+                    epsilon,
+                    method=method,
+                    data_norm=1.0,
+                    y_bounds=(1, 99),
+                    random_state=seed,
+                ).fit(X_fit, y_fit)
+                rows.append(
+                    {
+                        "epsilon": epsilon,
+                        "candidate": method,
+                        "score": model.score(X_val, y_val),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def svc(seeds):
+    X_fit, X_val, y_fit, y_val = _validation(load_data, True)
+    rows = []
+    for epsilon in (0.1, 0.5, 1.0, 2.0):
+        for h in (0.1, 0.5, 1.0):
+            for method in ("objective", "gradient"):
+                factors = (1.0, 2.0, 4.0) if method == "gradient" else (None,)
+                for factor in factors:
+                    patch = (
+                        mock.patch.object(_losses, "STEP_FACTOR_HUBER_HINGE", factor)
+                        if factor is not None
+                        else mock.patch.object(_losses, "STEP_FACTOR_HUBER_HINGE", 2.0)
+                    )
+                    with patch:
+                        for seed in range(seeds):
+                            model = DPLinearSVC(
+                                epsilon,
+                                method=method,
+                                huber_h=h,
+                                data_norm=1.0,
+                                classes=[0, 1],
+                                random_state=seed,
+                            ).fit(X_fit, y_fit)
+                            label = f"{method} h={h}"
+                            if factor is not None:
+                                label += f" step={factor:g}"
+                            rows.append(
+                                {
+                                    "epsilon": epsilon,
+                                    "candidate": label,
+                                    "score": model.score(X_val, y_val),
+                                }
+                            )
+    return pd.DataFrame(rows)
+
+
+def _print(title, results):
+    table = results.groupby(["candidate", "epsilon"])["score"].mean().unstack()
+    table["mean"] = table.mean(axis=1)
+    with pd.option_context(
+        "display.width", 200, "display.float_format", "{:.4f}".format
+    ):
+        print(f"\n{title}")
+        print(table.sort_values("mean", ascending=False).to_string())
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--part", choices=("regression", "svc", "both"), default="both")
+    args = parser.parse_args(argv)
+    if args.part in ("regression", "both"):
+        _print("DPLinearRegression, validation R^2", regression(args.seeds))
+    if args.part in ("svc", "both"):
+        _print("DPLinearSVC, validation accuracy", svc(args.seeds))
+    print(
+        "\n(validation split of the benchmarks' training parts only; see the "
+        "module docstring)"
+    )
+
+
+if __name__ == "__main__":
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        main()
