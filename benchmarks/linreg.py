@@ -241,12 +241,10 @@ def adult(seeds, diffprivlib_python):
     return results
 
 
-def _synthetic(n, d, rng):
+def _synthetic(n, d, rng, w):
     X = rng.normal(size=(n, d))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     X *= rng.uniform(size=(n, 1)) ** (1.0 / d)  # uniform in the unit ball
-    w = rng.normal(size=d)
-    w /= np.linalg.norm(w)
     y = np.clip(X @ w + 0.1 * rng.normal(size=n), -2.0, 2.0)
     return X, y
 
@@ -256,9 +254,11 @@ def rates(seeds, max_n):
     rows = []
     for d in (10, 100):
         rng = np.random.default_rng(d)
-        X_test, y_test = _synthetic(20_000, d, rng)
+        w = rng.normal(size=d)
+        w /= np.linalg.norm(w)
+        X_test, y_test = _synthetic(20_000, d, rng, w)
         for n in sizes:
-            X, y = _synthetic(n, d, np.random.default_rng(n + d))
+            X, y = _synthetic(n, d, np.random.default_rng(n + d), w)
             for method in ("ridge", *METHODS):
                 for seed in range(seeds if method != "ridge" else 1):
                     if method == "ridge":
