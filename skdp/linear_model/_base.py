@@ -219,9 +219,10 @@ class _BaseDPLinear(PrivateEstimatorMixin):
                 n_classes=n_classes,
                 tol=float(self.tol),
                 max_iter=int(self.max_iter),
+                delta=prepared.delta,
                 **common,
             )
-            delta = 0.0
+            delta = prepared.delta
         elif self.method == "output":
             method_plan = plan_output(
                 epsilon=float(self.epsilon),

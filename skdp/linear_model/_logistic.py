@@ -41,8 +41,10 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
         ``'objective'`` and ``'output'`` (pure epsilon-DP) and ``1e-5`` for
         ``'gradient'``, which needs ``delta > 0``; choose ``delta`` well below
         ``1 / n_samples`` for large data. ``'output'`` with ``delta > 0``
-        uses Gaussian noise; ``'objective'`` is always pure and spends
-        ``delta = 0`` whatever is given.
+        uses the Gaussian mechanism; ``'objective'`` with ``delta > 0`` uses
+        Gaussian noise in the objective (Kifer, Smith & Thakurta 2012, see
+        :func:`~skdp.linear_model._objective.gaussian_objective_sigma`),
+        whose norm grows like ``sqrt(d)`` instead of ``d``.
     C : float, default=1.0
         Inverse regularisation strength, scikit-learn's meaning (weight of
         the summed loss against ``1/2 ||w||^2``), > 0. Smaller ``C`` means

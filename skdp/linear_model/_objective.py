@@ -13,9 +13,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 from scipy.linalg import helmert
 
-from ..accounting._events import PureDPEvent
+from ..accounting._events import ApproxDPEvent, PrivacyEvent, PureDPEvent
 from ..mechanisms import NoisePlan, draw_l2_noise, plan_l2_noise
 from ..utils._random import check_random_source
 from ._feasibility import check_magnitudes, check_solver
@@ -228,8 +229,59 @@ class ObjectivePlan:
     solver: SolverPlan
     row_norm: float
     C: float
-    event: PureDPEvent
+    event: PrivacyEvent
     loss: MarginLoss | None = None
+    gaussian_sigma: float | None = None
+
+
+def gaussian_objective_sigma(
+    epsilon_noise: float, delta: float, sensitivity: float, span: int
+) -> float:
+    """Standard deviation of Gaussian objective-perturbation noise.
+
+    Parameters
+    ----------
+    epsilon_noise : float
+        The share of epsilon the noise term may spend (the Jacobian term's
+        share is separate), > 0.
+    delta : float
+        In (0, 1).
+    sensitivity : float
+        ``Delta``, the bound on ``||b_D(w) - b_D'(w)||``.
+    span : int
+        ``k``, the dimension of a subspace that contains ``b_D(w) -
+        b_D'(w)`` for every ``w`` (2 for one model of a margin loss: the
+        span of the two rows; ``2 m`` for ``m`` models).
+
+    Returns
+    -------
+    sigma : float
+
+    Notes
+    -----
+    For ``w`` drawn from the output on ``D``, ``b = b_D(w)`` is exactly the
+    noise, ``N(0, sigma**2 I)``, and the noise factor of the privacy loss is
+    ``(||b + v||**2 - ||b||**2) / (2 sigma**2) = (2 b.v + ||v||**2) / (2
+    sigma**2)`` with ``v = b_D'(w) - b_D(w)``, ``||v|| <= Delta``. ``v``
+    depends on ``w`` but always lies in the fixed ``k``-dimensional subspace
+    spanned by the replaced rows' gradient directions, so ``|b.v| <=
+    ||P b|| Delta`` with ``P`` the projection on it, and ``||P b||**2 /
+    sigma**2`` is chi-square with ``k`` degrees of freedom. With ``r**2``
+    its upper ``delta`` quantile, the loss is at most ``Delta r / sigma +
+    Delta**2 / (2 sigma**2)`` except with probability ``delta``, which is
+    ``epsilon_noise`` for ``sigma = Delta / (sqrt(r**2 + 2 epsilon_noise) -
+    r)``. This is the Gaussian objective perturbation of Kifer, Smith &
+    Thakurta (2012), with the chi-square tail of the low-dimensional
+    projection in place of their constants.
+
+    Examples
+    --------
+    >>> from skdp.linear_model._objective import gaussian_objective_sigma
+    >>> round(gaussian_objective_sigma(1.0, 1e-5, 2.0, 2), 3)
+    9.801
+    """
+    r = math.sqrt(stats.chi2.isf(delta, span))
+    return sensitivity / (math.sqrt(r * r + 2.0 * epsilon_noise) - r)
 
 
 def plan_objective(
@@ -243,6 +295,7 @@ def plan_objective(
     tol: float,
     max_iter: int,
     loss: MarginLoss | None = None,
+    delta: float = 0.0,
 ) -> ObjectivePlan:
     """Plan objective perturbation from public quantities; may raise.
 
@@ -264,6 +317,12 @@ def plan_objective(
         A margin loss with ``L`` and ``c`` (:mod:`skdp.linear_model._losses`);
         beyond two classes, one-vs-rest models fitted jointly. ``None``: the
         logistic loss (two classes) or the softmax loss.
+    delta : float, default=0.0
+        ``0``: the noise has density proportional to ``exp(-epsilon' ||b||
+        / Delta)``, pure epsilon-DP (CMS 2011). ``delta > 0``: Gaussian noise
+        (Kifer, Smith & Thakurta 2012; :func:`gaussian_objective_sigma`),
+        ``(epsilon, delta)``-DP, with a noise norm ``sqrt(d)`` rather than
+        ``d`` times its scale: better in high dimension.
 
     Returns
     -------
@@ -331,6 +390,17 @@ def plan_objective(
     residual_noise = plan_l2_noise(
         dimension, 2.0 * solver.residual * math.sqrt(models), epsilon_residual
     )
+    sigma, event = None, PureDPEvent(epsilon)
+    if delta > 0:
+        # The replaced rows' gradient directions: two per model (softmax:
+        # two per class but the last, in the (K - 1) d subspace).
+        span = 2 * (rank if loss is not None or n_classes == 2 else n_classes - 1)
+        sigma = gaussian_objective_sigma(epsilon_noise, delta, sensitivity, span)
+        check_magnitudes(
+            "objective perturbation",
+            **{"C * R * (Gaussian noise norm)": C * row_norm * sigma * dimension},
+        )
+        event = ApproxDPEvent(epsilon, delta)
     return ObjectivePlan(
         n_classes=n_classes,
         epsilon_noise=epsilon_noise,
@@ -342,8 +412,9 @@ def plan_objective(
         solver=solver,
         row_norm=row_norm,
         C=C,
-        event=PureDPEvent(epsilon),
+        event=event,
         loss=loss,
+        gaussian_sigma=sigma,
     )
 
 
@@ -388,7 +459,10 @@ def run_objective(
     softmax = plan.loss is None and plan.n_classes > 2
     rank = plan.noise.size // d
     basis = helmert(plan.n_classes).T if softmax else None
-    b = draw_l2_noise(plan.noise, source).reshape(rank, d)
+    if plan.gaussian_sigma is None:
+        b = draw_l2_noise(plan.noise, source).reshape(rank, d)
+    else:
+        b = plan.gaussian_sigma * source.standard_normal(rank * d).reshape(rank, d)
     B = b if basis is None else basis @ b
     coef = solve(Z, Y, plan.solver, linear=plan.C * plan.row_norm * B, loss=plan.loss)
     coef = np.reshape(coef, B.shape)

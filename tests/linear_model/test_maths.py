@@ -367,3 +367,60 @@ def test_newton_converges_when_the_linear_term_cancels_the_loss():
     )
     result = minimize_loss(Z, y, alpha=6.109443023620887, C=1.0, linear=linear)
     assert result.converged and result.n_iter <= 10
+
+
+def test_gaussian_objective_privacy_loss_exceeds_epsilon_with_probability_delta():
+    """Kifer-Smith-Thakurta's Gaussian variant: draw the output on D (by its
+    noise b), compute the privacy loss against the neighbour D' from the two
+    densities (noise density at b_D(w) and b_D'(w), and the Jacobian), and
+    count how often it exceeds epsilon: at most delta (plus sampling error),
+    and not vacuously (the loss comes within a factor 4 of epsilon)."""
+    from skdp.linear_model._objective import plan_objective
+
+    rng = np.random.default_rng(21)
+    d, n, C, R, epsilon, delta = 2, 15, 1.0, 1.0, 1.0, 0.02
+    Z = _rows(rng, n, d, R)
+    y = rng.choice([-1.0, 1.0], size=n)
+    Z2, y2 = Z.copy(), y.copy()
+    Z2[0], y2[0] = -Z[0], y[0]  # the largest change of the gradient
+    plan = plan_objective(
+        epsilon=epsilon,
+        C=C,
+        row_norm=R,
+        n_samples=n,
+        n_features=d,
+        n_classes=2,
+        tol=1e-13,
+        max_iter=100,
+        delta=delta,
+    )
+    sigma, alpha = plan.gaussian_sigma, plan.alpha
+    # The AMP residual share is a separate (pure) epsilon: the objective part
+    # spends epsilon_objective at delta.
+    budget = plan.epsilon_objective
+
+    def b_of(Zs, ys, w):
+        slope = -expit(-ys * (Zs @ w))
+        return -(alpha * w + C * Zs.T @ (slope * ys)) / (C * R)
+
+    def log_det(Zs, ys, w):
+        margins = ys * (Zs @ w)
+        curvature = expit(margins) * expit(-margins)
+        return np.linalg.slogdet(
+            alpha * np.eye(d) + C * (Zs * curvature[:, None]).T @ Zs
+        )[1]
+
+    losses = []
+    for _ in range(3000):
+        b = sigma * rng.normal(size=d)
+        w = minimize_loss(Z, y, alpha=alpha, C=C, linear=C * R * b, tol=1e-13).coef
+        b1, b2 = b_of(Z, y, w), b_of(Z2, y2, w)
+        loss = (
+            (b2 @ b2 - b1 @ b1) / (2 * sigma**2) + log_det(Z, y, w) - log_det(Z2, y2, w)
+        )
+        losses.append(loss)
+    losses = np.array(losses)
+    exceed = np.mean(losses > budget)
+    # Binomial(3000, delta): 5 standard errors above delta.
+    assert exceed <= delta + 5 * math.sqrt(delta * (1 - delta) / 3000)
+    assert np.quantile(losses, 0.99) >= budget / 4
