@@ -262,6 +262,8 @@ def plan_dpsgd(
             max_grad_norm=clip,
             row_norm=row_norm,
             C=C,
+            curvature=shape.curvature,
+            step_factor=shape.step_factor,
         )
     noise = plan_gaussian(
         clip, n_models * n_features, noise_multiplier=noise_multiplier
