@@ -265,18 +265,45 @@ def plan_dpsgd(
             curvature=shape.curvature,
             step_factor=shape.step_factor,
         )
-    noise = plan_gaussian(
-        clip, n_models * n_features, noise_multiplier=noise_multiplier
+    plan = _dpsgd_plan(
+        sampling_rate,
+        noise_multiplier,
+        steps,
+        clip,
+        learning_rate,
+        C,
+        n_samples,
+        n_features,
+        n_models,
+        row_norm,
+        loss,
     )
-    radius = 2.0 * n_samples * C * shape.lipschitz * row_norm * math.sqrt(n_models)
     check_magnitudes(
         "DP-SGD",
         max_grad_norm=clip,
         **{
             "the noise standard deviation": noise_multiplier * clip,
-            "the projection radius": radius,
+            "the projection radius": plan.radius,
         },
     )
+    return plan
+
+
+def _dpsgd_plan(
+    sampling_rate,
+    noise_multiplier,
+    steps,
+    clip,
+    learning_rate,
+    C,
+    n_samples,
+    n_features,
+    n_models,
+    row_norm,
+    loss,
+) -> DPSGDPlan:
+    """The plan of resolved settings: the noise and the projection radius."""
+    lipschitz = 1.0 if loss is None else loss.lipschitz
     return DPSGDPlan(
         sampling_rate=sampling_rate,
         noise_multiplier=noise_multiplier,
@@ -285,8 +312,10 @@ def plan_dpsgd(
         learning_rate=float(learning_rate),
         C=float(C),
         n_samples=int(n_samples),
-        noise=noise,
-        radius=radius,
+        noise=plan_gaussian(
+            clip, n_models * n_features, noise_multiplier=noise_multiplier
+        ),
+        radius=2.0 * n_samples * C * lipschitz * row_norm * math.sqrt(n_models),
         event=PoissonSubsampledGaussianEvent(sampling_rate, noise_multiplier, steps),
         loss=loss,
     )
@@ -393,20 +422,18 @@ def dpsgd_logistic(
     ((1, 2), 20)
     """
     n, d = Z.shape
-    n_models = Y.shape[1]
     row_norm = float(np.linalg.norm(Z, axis=1).max(initial=0.0)) or 1.0
-    plan = DPSGDPlan(
-        sampling_rate=sampling_rate,
-        noise_multiplier=noise_multiplier,
-        steps=steps,
-        max_grad_norm=max_grad_norm,
-        learning_rate=learning_rate,
-        C=C,
-        n_samples=n,
-        noise=plan_gaussian(
-            max_grad_norm, n_models * d, noise_multiplier=noise_multiplier
-        ),
-        radius=2.0 * n * C * row_norm * math.sqrt(n_models),
-        event=PoissonSubsampledGaussianEvent(sampling_rate, noise_multiplier, steps),
+    plan = _dpsgd_plan(
+        sampling_rate,
+        noise_multiplier,
+        steps,
+        max_grad_norm,
+        learning_rate,
+        C,
+        n,
+        d,
+        Y.shape[1],
+        row_norm,
+        None,
     )
     return run_dpsgd(Z, Y, plan, check_random_source(source)), plan.event

@@ -187,11 +187,18 @@ def run_output(Z: np.ndarray, Y: np.ndarray, plan: OutputPlan, source) -> np.nda
     complement of ``S`` would only shift all class scores equally.
     """
     coef = np.reshape(solve(Z, Y, plan.solver, loss=plan.loss), (-1, Z.shape[1]))
-    if plan.n_classes == 2 or plan.loss is not None:
-        return np.reshape(add_noise(plan.noise, coef.ravel(), source), coef.shape)
-    basis = helmert(plan.n_classes)  # rows: U^T
-    noisy = add_noise(plan.noise, (basis @ coef).ravel(), source)
-    return basis.T @ np.reshape(noisy, (plan.n_classes - 1, -1))
+    softmax = plan.loss is None and plan.n_classes > 2
+    return _noisy(coef, plan.noise, softmax, source)
+
+
+def _noisy(coef: np.ndarray, noise: NoisePlan, softmax: bool, source) -> np.ndarray:
+    """``coef`` plus the planned noise; a softmax model's in its subspace ``S``."""
+    if not softmax:
+        return np.reshape(add_noise(noise, coef.ravel(), source), coef.shape)
+    n_classes = coef.shape[0]
+    basis = helmert(n_classes)  # rows: U^T
+    noisy = add_noise(noise, (basis @ coef).ravel(), source)
+    return basis.T @ np.reshape(noisy, (n_classes - 1, -1))
 
 
 def output_event(epsilon: float, delta: float):
@@ -255,13 +262,10 @@ def output_perturbation(coef, *, epsilon, delta, C, row_norm, source):
     coef = np.asarray(coef, dtype=float)
     n_classes = 2 if coef.shape[0] == 1 else coef.shape[0]
     sensitivity = output_sensitivity(C, row_norm, n_classes)
-    basis = None if n_classes == 2 else helmert(n_classes)  # rows: U^T
-    value = coef.ravel() if basis is None else (basis @ coef).ravel()
+    size = coef.shape[1] * (n_classes - 1)
     if delta > 0:
-        plan = plan_gaussian(sensitivity, value.size, epsilon=epsilon, delta=delta)
+        plan = plan_gaussian(sensitivity, size, epsilon=epsilon, delta=delta)
     else:
-        plan = plan_l2_vector(sensitivity, epsilon, value.size)
-    noisy = add_noise(plan, value, check_random_source(source))
-    if basis is None:
-        return np.reshape(noisy, coef.shape), plan.event
-    return basis.T @ np.reshape(noisy, (n_classes - 1, -1)), plan.event
+        plan = plan_l2_vector(sensitivity, epsilon, size)
+    noisy = _noisy(coef, plan, n_classes > 2, check_random_source(source))
+    return noisy, plan.event

@@ -126,13 +126,15 @@ def test_multiclass_models_are_released_as_one_mechanism():
         np.testing.assert_allclose(np.exp(clf.predict_log_proba(X[:5])), proba)
 
 
-def test_output_with_delta_uses_gaussian_noise_and_objective_stays_pure():
+def test_delta_selects_gaussian_noise_for_output_and_objective():
     X, y = _binary()
     output = _private(method="output", delta=1e-5).fit(X, y)
     assert isinstance(output.privacy_event_, GaussianEvent)
     assert output.epsilon_ == pytest.approx(1.0, rel=1e-6)
     objective = _private(method="objective", delta=1e-5).fit(X, y)
-    assert objective.delta_ == 0.0
+    # Kifer-Smith-Thakurta: (epsilon, delta), accounted as such.
+    assert (objective.epsilon_, objective.delta_) == (1.0, 1e-5)
+    assert _private(method="objective").fit(X, y).delta_ == 0.0
 
 
 def test_gradient_needs_positive_delta():
