@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..accounting._accountant import RDPAccountant
+from ..accounting._accountant import PrivacyAccountant
 from ..accounting._budget import PrivacyBudget
 from ..accounting._events import PrivacyEvent
 from ..exceptions import PrivacyLeakWarning
@@ -43,7 +43,7 @@ class PrivateEstimatorMixin:
     * ``privacy_event_``: the :class:`~skdp.accounting.PrivacyEvent` charged;
     * ``epsilon_``, ``delta_``: what that event alone costs at the
       estimator's ``delta`` (tightest bound of
-      :class:`~skdp.accounting.RDPAccountant`);
+      :class:`~skdp.accounting.PrivacyAccountant`);
     * ``budget_entry_``: the ledger entry in ``budget`` (``None`` when
       ``budget=None``: the fit is then recorded only on the estimator).
 
@@ -54,10 +54,10 @@ class PrivateEstimatorMixin:
 
     _privacy_attributes = ("privacy_event_", "epsilon_", "delta_", "budget_entry_")
 
-    def _accountant(self) -> RDPAccountant:
+    def _accountant(self) -> PrivacyAccountant:
         """The accountant of ``budget``, or a default one when there is none."""
         budget: PrivacyBudget | None = getattr(self, "budget", None)
-        return budget.accountant if budget is not None else RDPAccountant()
+        return budget.accountant if budget is not None else PrivacyAccountant()
 
     def _privacy_label(self) -> str:
         params = self.get_params(deep=False)
