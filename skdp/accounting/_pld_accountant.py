@@ -28,7 +28,6 @@ from ._events import (
 )
 from ._pld import (
     DEFAULT_INTERVAL,
-    DEFAULT_MAX_POINTS,
     DEFAULT_TAIL_MASS,
     PrivacyLossDistribution,
     pld_approximate_dp,
@@ -103,10 +102,13 @@ class PLDAccountant(Accountant):
         Grid step of the losses; smaller is tighter and slower.
     tail_mass : float, default=1e-15
         Mass cut (pessimistically) from the tails at each composition.
-    max_points : int, default=2**19
+    max_points : int, default=2**17
         A composition whose grid would have more points is carried out on a
-        coarser grid (losses rounded up), which raises epsilon by at most
-        one coarse grid step.
+        grid twice (four times, ...) as coarse, by connect the dots again:
+        still an upper bound, and in practice within 1e-7 (relative) of the
+        fine grid's epsilon. It bounds the cost of one composition (an FFT
+        of at most about ``3 * max_points`` points), however long the
+        ledger.
 
     See Also
     --------
@@ -140,7 +142,7 @@ class PLDAccountant(Accountant):
         value_discretization_interval: float = DEFAULT_INTERVAL,
         *,
         tail_mass: float = DEFAULT_TAIL_MASS,
-        max_points: int = DEFAULT_MAX_POINTS >> 2,
+        max_points: int = 1 << 17,
     ):
         self.neighbouring_relation = NeighbouringRelation.parse(neighbouring_relation)
         interval = float(value_discretization_interval)
