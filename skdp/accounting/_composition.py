@@ -1,9 +1,9 @@
 """What every accountant shares: the interface, the relation, the expansion.
 
-An accountant interprets events ([events are *what happened*, accountants
-*how it composes*], as in dp_accounting). Its composition is a fold: an
-immutable *state* summarises the events composed so far, :meth:`extend`
-returns a new state with more events, and :meth:`report` reads
+Events say *what happened*; an accountant says *how it composes* (the
+design of Google's dp_accounting). Composition is a fold: an immutable
+*state* summarises the events composed so far, :meth:`Accountant.extend`
+returns a new state with more events, and :meth:`Accountant.report` reads
 ``(epsilon, delta)`` off a state. A :class:`~skdp.accounting.PrivacyBudget`
 keeps the state of its ledger and extends it by each new entry, so a spend
 costs one composition however long the ledger is.

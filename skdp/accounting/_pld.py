@@ -801,8 +801,10 @@ def pld_poisson_subsampled_gaussian(
       ``Q = phi_0`` (removal) and the reverse pair (addition) ([MTZ19]_,
       [ZDW22]_); the loss is ``log(1 - q + q exp((2x - 1) / (2 s^2)))``.
 
-    A step is a scalar mechanism along the direction of the row's
-    contribution, which is why the one-dimensional pair suffices.
+    For replace-one, that moving the contribution to ``-C`` (rather than to
+    another point of the ball of radius ``C``) is the worst replacement is
+    dp_accounting's premise, and the issue's; the tests check it by
+    integrating other replacements in the plane.
     ``sampling_rate=1`` is the unsampled Gaussian mechanism with sensitivity
     ``2C`` (replace) or ``C`` (add/remove).
 

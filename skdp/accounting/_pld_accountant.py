@@ -285,21 +285,21 @@ class PLDAccountant(Accountant):
     def _extend(
         self, state: _PLDState, events: Sequence[PrivacyEvent], *, strict: bool
     ) -> _PLDState:
+        """:meth:`extend`; with ``strict=False`` an unsupported event marks the
+        state unsupported (and later events are only checked) instead of
+        raising."""
         events = list(events)
-        if state.unsupported is not None and not strict:
+        if state.unsupported is not None:
+            if strict:
+                raise UnsupportedEventError(state.unsupported)
             expand_events(events)  # still reject non-events
             return state
         try:
-            if len(events) == 1:
-                batch = self.pld(events[0])
-            else:
-                batch = self._batch(events)
+            batch = self.pld(events[0]) if len(events) == 1 else self._batch(events)
         except UnsupportedEventError as exc:
             if strict:
                 raise
             return _PLDState(None, str(exc))
-        if state.unsupported is not None:
-            raise UnsupportedEventError(state.unsupported)
         if batch is None:
             return state
         if state.pld is None:

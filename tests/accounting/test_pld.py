@@ -198,3 +198,37 @@ def test_invalid_parameters():
         pld_laplace(1.0, interval=0.0)
     with pytest.raises(ValueError, match="count"):
         pld_gaussian(1.0).self_compose(0)
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        (-1.0, 0.0),  # the pair the code uses: the row moves from +C to -C
+        (0.0, 1.0),  # moved by 90 degrees
+        (math.cos(2.5), math.sin(2.5)),  # by 143 degrees
+        (-0.5, 0.0),  # to a shorter contribution
+        (0.0, 0.0),  # to a zero contribution
+    ],
+)
+def test_replace_one_pair_dominates_other_replacements_in_the_plane(other):
+    # One step of the subsampled Gaussian in two dimensions: the replaced
+    # row contributes x = (1, 0) or x' = other (both of norm <= C = 1). The
+    # hockey-stick divergence, integrated on a fine grid, never exceeds that
+    # of the one-dimensional pair of the PLD (x' = -x), at any epsilon.
+    q, s = 0.2, 0.8
+    axis = np.linspace(-7.0, 7.0, 1401)
+    step = axis[1] - axis[0]
+    u, v = np.meshgrid(axis, axis, indexing="ij")
+
+    def mixture(shift):
+        near = stats.norm.pdf(u, shift[0], s) * stats.norm.pdf(v, shift[1], s)
+        return (1 - q) * stats.norm.pdf(u, 0, s) * stats.norm.pdf(v, 0, s) + q * near
+
+    p, p_other = mixture((1.0, 0.0)), mixture(other)
+    pld = pld_poisson_subsampled_gaussian(q, s, "replace_one")
+    for t in (0.0, 0.2, 0.5, 1.0):
+        for upper, lower in ((p, p_other), (p_other, p)):
+            delta = (
+                float(np.sum(np.maximum(upper - math.exp(t) * lower, 0.0))) * step**2
+            )
+            assert delta <= pld.delta_for_epsilon(t) + 1e-6
