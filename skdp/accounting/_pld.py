@@ -153,7 +153,20 @@ def _make(interval: float, offset: int, probs: np.ndarray, infinity: float) -> _
     return _PMF(interval, int(offset), probs, float(infinity))
 
 
+def _all_infinite(interval: float) -> _PMF:
+    """All mass at +infinity: the pessimistic answer when arithmetic fails."""
+    return _make(interval, 0, np.zeros(1), 1.0)
+
+
+def _finite(pmf: _PMF) -> bool:
+    return bool(np.all(np.isfinite(pmf.probs)))
+
+
 def _convolve(a: _PMF, b: _PMF, tail: float) -> _PMF:
+    if not (_finite(a) and _finite(b)):
+        # Extreme parameters overflowed a loss's probabilities: give up on
+        # this bound (epsilon infinite); the other accountants still apply.
+        return _all_infinite(a.interval)
     infinity = _compose_infinity(a.infinity, b.infinity)
     if a.probs.size == 1 or b.probs.size == 1:
         single, other = (a, b) if a.probs.size == 1 else (b, a)
@@ -162,6 +175,8 @@ def _convolve(a: _PMF, b: _PMF, tail: float) -> _PMF:
     else:
         probs = signal.convolve(a.probs, b.probs, method="auto")
         offset = a.offset + b.offset
+    if not np.all(np.isfinite(probs)):
+        return _all_infinite(a.interval)
     offset, probs, infinity = _truncate(offset, probs, infinity, tail)
     return _make(a.interval, offset, probs, infinity)
 
@@ -219,6 +234,8 @@ def _chernoff_window(probs: np.ndarray, count: int, tail: float) -> tuple[int, i
 def _self_convolve(pmf: _PMF, count: int, tail: float) -> _PMF:
     if count == 1:
         return pmf
+    if not _finite(pmf):
+        return _all_infinite(pmf.interval)
     infinity = -math.expm1(count * math.log1p(-pmf.infinity))
     if pmf.probs.size == 1:
         probs = np.array([pmf.probs[0] ** count])
@@ -231,6 +248,8 @@ def _self_convolve(pmf: _PMF, count: int, tail: float) -> _PMF:
     # folds back into the window, which only adds mass (pessimistic), and the
     # same bound is also added to +inf below.
     values = np.roll(fft.irfft(transform, size), -(low % size))[:length]
+    if not np.all(np.isfinite(values)):
+        return _all_infinite(pmf.interval)
     offset, probs, infinity = _truncate(
         pmf.offset * count + low, np.array(values), infinity + tail, tail
     )

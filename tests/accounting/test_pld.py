@@ -232,3 +232,26 @@ def test_replace_one_pair_dominates_other_replacements_in_the_plane(other):
                 float(np.sum(np.maximum(upper - math.exp(t) * lower, 0.0))) * step**2
             )
             assert delta <= pld.delta_for_epsilon(t) + 1e-6
+
+
+def test_extreme_events_fall_back_without_warnings():
+    """A PLD whose probabilities overflow (tiny noise multipliers next to an
+    exponential mechanism) gives up as 'all mass at infinity' instead of
+    warning and convolving NaN; the tightest valid bound is then another
+    method's."""
+    import warnings
+
+    from skdp.accounting import (
+        ExponentialMechanismEvent,
+        GaussianEvent,
+        PrivacyAccountant,
+    )
+
+    events = [GaussianEvent(0.01)] * 3 + [
+        ExponentialMechanismEvent(10.0),
+        GaussianEvent(0.01),
+    ] * 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report = PrivacyAccountant().compose(events, 1e-9)
+    assert math.isfinite(report.epsilon) and report.method != "pld"
