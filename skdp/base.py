@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .accounting._accountant import RDPAccountant
+from .accounting._accountant import PrivacyAccountant
 from .accounting._budget import PrivacyBudget
 from .accounting._events import PrivacyEvent
 from .exceptions import ChargedFitError
@@ -137,10 +137,10 @@ class PrivateEstimatorMixin:
         raise NotImplementedError  # pragma: no cover - abstract
 
     # -- the contract ------------------------------------------------------
-    def _accountant(self) -> RDPAccountant:
+    def _accountant(self) -> PrivacyAccountant:
         """The accountant of ``budget``, or a default one when there is none."""
         budget: PrivacyBudget | None = getattr(self, "budget", None)
-        return budget.accountant if budget is not None else RDPAccountant()
+        return budget.accountant if budget is not None else PrivacyAccountant()
 
     def _privacy_label(self) -> str:
         params = self.get_params(deep=False)

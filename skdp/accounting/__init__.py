@@ -2,13 +2,20 @@
 
 *What happened* is an immutable event (:class:`LaplaceEvent`,
 :class:`GaussianEvent`, :class:`PoissonSubsampledGaussianEvent`, ...); *how
-it composes* is the accountant's job (:class:`RDPAccountant`); the
+it composes* is an accountant's job (:class:`PrivacyAccountant`, the
+tightest of :class:`PLDAccountant` and :class:`RDPAccountant`); the
 :class:`PrivacyBudget` records events in a ledger (in memory, or in a
 :class:`SQLiteLedger` file that processes share) and refuses those that do
-not fit.
+not fit. :func:`calibrate_parameter` finds the parameter of a mechanism
+that spends a target epsilon under any accountant.
 """
 
-from ._accountant import CompositionReport, RDPAccountant, flatten_events
+from ._accountant import (
+    CompositionReport,
+    PrivacyAccountant,
+    RDPAccountant,
+    flatten_events,
+)
 from ._analytic_gaussian import (
     gaussian_delta,
     gaussian_epsilon,
@@ -17,8 +24,10 @@ from ._analytic_gaussian import (
 from ._budget import PrivacyBudget
 from ._calibration import (
     calibrate_gaussian_noise_multiplier,
+    calibrate_parameter,
     epsilon_poisson_subsampled_gaussian,
 )
+from ._composition import Accountant, NeighbouringRelation, expand_events
 from ._events import (
     ApproxDPEvent,
     ComposedEvent,
@@ -29,11 +38,14 @@ from ._events import (
     PrivacyEvent,
     PureDPEvent,
     RepeatedRandomStoppingEvent,
+    SelfComposedEvent,
     ZCDPEvent,
     event_from_dict,
     event_to_dict,
 )
 from ._ledger import LedgerEntry, LedgerStore, MemoryLedger
+from ._pld import PrivacyLossDistribution
+from ._pld_accountant import PLDAccountant
 from ._rdp import (
     DEFAULT_ORDERS,
     rdp_exponential_mechanism,
@@ -56,6 +68,7 @@ from ._sqlite_ledger import SQLiteLedger
 
 __all__ = [
     "DEFAULT_ORDERS",
+    "Accountant",
     "ApproxDPEvent",
     "ComposedEvent",
     "CompositionReport",
@@ -65,19 +78,26 @@ __all__ = [
     "LedgerEntry",
     "LedgerStore",
     "MemoryLedger",
+    "NeighbouringRelation",
+    "PLDAccountant",
     "PoissonSubsampledGaussianEvent",
+    "PrivacyAccountant",
     "PrivacyBudget",
     "PrivacyEvent",
+    "PrivacyLossDistribution",
     "PureDPEvent",
     "RDPAccountant",
     "RepeatedRandomStoppingEvent",
     "SQLiteLedger",
+    "SelfComposedEvent",
     "ZCDPEvent",
     "calibrate_gaussian_noise_multiplier",
+    "calibrate_parameter",
     "epsilon_repeated_truncated_negative_binomial",
     "epsilon_poisson_subsampled_gaussian",
     "event_from_dict",
     "event_to_dict",
+    "expand_events",
     "flatten_events",
     "gaussian_delta",
     "gaussian_epsilon",

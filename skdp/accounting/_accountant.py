@@ -1,17 +1,25 @@
-"""How a sequence of privacy events composes into one (epsilon, delta)."""
+"""The Renyi-DP accountant and the default accountant, the tightest of all."""
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._analytic_gaussian import gaussian_epsilon
+from ._composition import (
+    Accountant,
+    CompositionReport,
+    NeighbouringRelation,
+    UnsupportedEventError,
+    expand_events,
+    flatten_events,
+)
 from ._events import (
     ApproxDPEvent,
-    ComposedEvent,
     ExponentialMechanismEvent,
     GaussianEvent,
     PoissonSubsampledGaussianEvent,
@@ -20,10 +28,13 @@ from ._events import (
     RepeatedRandomStoppingEvent,
     ZCDPEvent,
 )
+from ._pld import DEFAULT_INTERVAL
+from ._pld_accountant import PLDAccountant
 from ._rdp import (
     DEFAULT_ORDERS,
     rdp_exponential_mechanism,
     rdp_gaussian,
+    rdp_poisson_subsampled_gaussian,
     rdp_poisson_subsampled_gaussian_replace_one,
     rdp_pure_dp,
     rdp_to_epsilon,
@@ -35,62 +46,56 @@ from ._repetition import (
     rdp_repeated_truncated_negative_binomial,
 )
 
-__all__ = ["CompositionReport", "RDPAccountant", "flatten_events"]
+__all__ = [
+    "CompositionReport",
+    "PrivacyAccountant",
+    "RDPAccountant",
+    "flatten_events",
+]
 
 
-def _pure_epsilon(event: PrivacyEvent) -> float | None:
-    """The pure-DP epsilon of ``event``, or ``None`` if it is not pure."""
-    if isinstance(event, PureDPEvent):
-        return event.epsilon
-    if (
-        isinstance(event, RepeatedRandomStoppingEvent)
-        and event.distribution == "truncated_negative_binomial"
-    ):
-        parts = [_pure_epsilon(e) for e in flatten_events([event.base_event])]
-        if all(part is not None for part in parts):
-            return epsilon_repeated_truncated_negative_binomial(
-                math.fsum(parts), event.shape
-            )
-    return None
+@dataclass(frozen=True, eq=False)
+class _Term:
+    """What one leaf event contributes to a Renyi-DP composition.
 
-
-def flatten_events(events: Iterable[PrivacyEvent]) -> list[PrivacyEvent]:
-    """Expand :class:`ComposedEvent` records into their parts, in order."""
-    out: list[PrivacyEvent] = []
-    for ev in events:
-        if isinstance(ev, ComposedEvent):
-            out.extend(ev.leaves())
-        elif isinstance(ev, PrivacyEvent):
-            out.append(ev)
-        else:
-            raise TypeError(f"Expected a PrivacyEvent, got {ev!r}.")
-    return out
-
-
-@dataclass(frozen=True)
-class CompositionReport:
-    """The total privacy of a set of events and how it was obtained.
-
-    Attributes
-    ----------
-    epsilon : float
-        Total epsilon.
-    delta : float
-        Total delta.
-    method : str
-        Which composition theorem gave the bound (the tightest valid one).
-    candidates : dict
-        Every bound that was computed, by name.
+    ``curve`` is its Renyi-DP curve (``None`` for an approximate event);
+    ``pure_epsilon`` is set for pure events; ``gaussian_precision`` (``sum
+    s**-2``) for exact Gaussian mechanisms; ``approx`` is ``(epsilon,
+    delta)`` for approximate events.
     """
 
-    epsilon: float
-    delta: float
-    method: str
-    candidates: dict
+    curve: np.ndarray | None = None
+    pure_epsilon: float | None = None
+    gaussian_precision: float | None = None
+    approx: tuple[float, float] | None = None
 
 
-class RDPAccountant:
-    """Composes privacy events with the tightest bound skdp implements.
+@dataclass(frozen=True, eq=False)
+class _RDPState:
+    """A Renyi-DP composition so far (every field is a running total)."""
+
+    pure_epsilons: tuple[float, ...] = ()
+    approx_epsilons: tuple[float, ...] = ()
+    approx_deltas: tuple[float, ...] = ()
+    gaussian_precisions: tuple[float, ...] = ()
+    pure_curve: np.ndarray | float = 0.0
+    other_curve: np.ndarray | float = 0.0
+    n_other: int = 0  # events that are neither pure nor approximate
+    all_gaussian: bool = True  # and all of those are exact Gaussians
+
+    @property
+    def needs_delta(self) -> bool:
+        """Whether some event is neither pure nor approximate."""
+        return self.n_other > 0
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_term(accountant: RDPAccountant, leaf: PrivacyEvent) -> _Term:
+    return accountant._term(leaf)
+
+
+class RDPAccountant(Accountant):
+    """Composes privacy events with Renyi DP, basic and exact Gaussian bounds.
 
     The events are split into four groups:
 
@@ -100,7 +105,8 @@ class RDPAccountant:
       law (shape ``eta``) over pure events of total ``epsilon``, which is
       ``(2 + eta) epsilon``-DP (see
       :func:`~skdp.accounting.epsilon_repeated_truncated_negative_binomial`);
-    * plain Gaussian events (:class:`GaussianEvent`);
+    * exact Gaussian mechanisms (:class:`GaussianEvent`, and a
+      :class:`PoissonSubsampledGaussianEvent` with ``sampling_rate=1``);
     * events only described by a Renyi-DP curve
       (:class:`PoissonSubsampledGaussianEvent`, :class:`ZCDPEvent`,
       :class:`RepeatedRandomStoppingEvent`);
@@ -112,31 +118,39 @@ class RDPAccountant:
     these valid bounds is reported:
 
     1. ``rdp``: Renyi-DP composition of everything (pure events enter with
-       the curve ``min(eps, alpha eps**2 / 2)`` implied by pure DP, the
-       exponential mechanism with its bounded-range curve), converted to
-       ``(epsilon, delta_available)`` with the improved conversion of
-       Canonne, Kamath & Steinke (2020), Proposition 12;
+       the curve implied by pure DP, the exponential mechanism with its
+       bounded-range curve), converted to ``(epsilon, delta_available)``
+       with the improved conversion of Canonne, Kamath & Steinke (2020),
+       Proposition 12;
     2. ``basic+rdp``: the sum of the pure epsilons, plus the Renyi-DP
-       composition of the Gaussian groups converted at ``delta_available``;
-    3. ``basic+gaussian`` (no Renyi-only events): the sum of the pure
-       epsilons, plus the exact profile of the composed Gaussian mechanisms
-       (their composition is one Gaussian mechanism with multiplier
-       ``(sum s_i**-2) ** -0.5``; Balle & Wang 2018, Theorem 8);
-    4. ``basic`` (pure events only): the sum of the epsilons, delta = 0.
+       composition of the others converted at ``delta_available``;
+    3. ``basic+gaussian`` (only exact Gaussian mechanisms besides pure
+       events): the sum of the pure epsilons, plus the exact profile of the
+       composed Gaussian mechanisms (their composition is one Gaussian
+       mechanism with multiplier ``(sum s_i**-2) ** -0.5``; Balle & Wang
+       2018, Theorem 8);
+    4. ``basic`` (pure and approximate events only): the sums of the
+       epsilons and of the deltas.
 
-    When any Gaussian or Renyi-only event is present, the reported delta is
-    the full ``delta`` limit the bound was computed for.
-
-    The neighbouring relation is skdp's: replace one row (``n`` public).
-    Sensitivities in pure and Gaussian events are the callers' replace-one
-    sensitivities; a :class:`PoissonSubsampledGaussianEvent` (whose
-    ``noise_multiplier`` is relative to the per-row bound) is accounted with
-    :func:`~skdp.accounting.rdp_poisson_subsampled_gaussian_replace_one`.
+    When any event other than pure and approximate ones is present, the
+    reported delta is the full ``delta`` limit the bound was computed for.
 
     Parameters
     ----------
     orders : sequence of float, default=DEFAULT_ORDERS
         Renyi orders at which curves are evaluated.
+    neighbouring_relation : {"replace_one", "add_remove"}, default="replace_one"
+        How a :class:`PoissonSubsampledGaussianEvent` (whose
+        ``noise_multiplier`` is relative to the per-row bound) is analysed:
+        :func:`~skdp.accounting.rdp_poisson_subsampled_gaussian_replace_one`
+        or :func:`~skdp.accounting.rdp_poisson_subsampled_gaussian`.
+        Sensitivities in the other events are the callers', measured under
+        this relation.
+
+    Notes
+    -----
+    Curves are cached per event (labels ignored), so composing a ledger that
+    grows by one entry costs one new curve.
 
     Examples
     --------
@@ -149,127 +163,297 @@ class RDPAccountant:
     ('basic+gaussian', 4.377)
     """
 
-    def __init__(self, orders: Sequence[float] = DEFAULT_ORDERS):
+    def __init__(
+        self,
+        orders: Sequence[float] = DEFAULT_ORDERS,
+        *,
+        neighbouring_relation: str | NeighbouringRelation = "replace_one",
+    ):
         self.orders = np.asarray(orders, dtype=float)
+        self.orders.setflags(write=False)
+        self.neighbouring_relation = NeighbouringRelation.parse(neighbouring_relation)
+        self._orders_key = tuple(self.orders.tolist())
+
+    def _config(self) -> tuple:
+        return (self._orders_key, self.neighbouring_relation.value)
+
+    def __hash__(self):  # the orders are long: hash them once
+        try:
+            return self._hash
+        except AttributeError:
+            self._hash = super().__hash__()
+            return self._hash
 
     def __repr__(self):
-        return f"RDPAccountant(orders=<{len(self.orders)} orders>)"
+        relation = self.neighbouring_relation.value
+        return (
+            f"RDPAccountant(orders=<{len(self.orders)} orders>, "
+            f"neighbouring_relation={relation!r})"
+        )
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_hash", None)
+        return state
+
+    # -- one event -----------------------------------------------------------
+    def _term(self, leaf: PrivacyEvent) -> _Term:
+        """The contribution of one run of ``leaf``; this accountant's dispatch."""
+        orders = self.orders
+        match leaf:
+            case ExponentialMechanismEvent(epsilon=eps):
+                return _Term(rdp_exponential_mechanism(eps, orders), pure_epsilon=eps)
+            case PureDPEvent(epsilon=eps):
+                return _Term(rdp_pure_dp(eps, orders), pure_epsilon=eps)
+            case GaussianEvent(noise_multiplier=s):
+                return _Term(rdp_gaussian(s, orders), gaussian_precision=s**-2.0)
+            case PoissonSubsampledGaussianEvent(
+                sampling_rate=q, noise_multiplier=s, steps=steps
+            ):
+                replace = self.neighbouring_relation is NeighbouringRelation.REPLACE_ONE
+                curve = (
+                    rdp_poisson_subsampled_gaussian_replace_one
+                    if replace
+                    else rdp_poisson_subsampled_gaussian
+                )(q, s, orders)
+                precision = None
+                if q == 1.0:  # one Gaussian mechanism per step
+                    precision = steps * (2.0 / s if replace else 1.0 / s) ** 2
+                return _Term(steps * np.asarray(curve, float), None, precision)
+            case ZCDPEvent(rho=rho):
+                return _Term(rdp_zcdp(rho, orders))
+            case RepeatedRandomStoppingEvent():
+                return self._repeated_term(leaf)
+            case ApproxDPEvent(epsilon=eps, delta=delta):
+                return _Term(approx=(eps, delta))
+        raise UnsupportedEventError(
+            f"The accountant does not support events [{type(leaf).__name__!r}]."
+        )
+
+    def _repeated_term(self, event: RepeatedRandomStoppingEvent) -> _Term:
+        base_terms = [
+            (_cached_term(self, leaf), count)
+            for leaf, count in expand_events([event.base_event])
+        ]
+        base = self._curve_of(base_terms)
+        if event.distribution == "poisson":
+            return _Term(rdp_repeated_poisson(base, self.orders, event.mean))
+        curve = rdp_repeated_truncated_negative_binomial(
+            base, self.orders, event.shape, event.stopping_probability
+        )
+        pure = None
+        if all(term.pure_epsilon is not None for term, _ in base_terms):
+            total = math.fsum(term.pure_epsilon * count for term, count in base_terms)
+            pure = epsilon_repeated_truncated_negative_binomial(total, event.shape)
+        return _Term(curve, pure_epsilon=pure)
+
+    def _curve_of(self, terms: Sequence[tuple[_Term, int]]) -> np.ndarray:
+        total = np.zeros_like(self.orders)
+        for term, count in terms:
+            if term.curve is None:
+                raise TypeError("An approximate (epsilon, delta) event has no curve.")
+            total = total + count * term.curve
+        return total
 
     def rdp_curve(self, event: PrivacyEvent) -> np.ndarray:
         """Renyi-DP curve of one (non-approximate) event at ``self.orders``."""
-        if isinstance(event, ComposedEvent):
-            total = np.zeros_like(self.orders)
-            for ev in event.leaves():
-                total = total + self.rdp_curve(ev)
-            return total
-        if isinstance(event, ExponentialMechanismEvent):
-            return rdp_exponential_mechanism(event.epsilon, self.orders)
-        if isinstance(event, PureDPEvent):
-            return rdp_pure_dp(event.epsilon, self.orders)
-        if isinstance(event, GaussianEvent):
-            return rdp_gaussian(event.noise_multiplier, self.orders)
-        if isinstance(event, PoissonSubsampledGaussianEvent):
-            one = rdp_poisson_subsampled_gaussian_replace_one(
-                event.sampling_rate, event.noise_multiplier, self.orders
-            )
-            return event.steps * np.asarray(one, dtype=float)
-        if isinstance(event, ZCDPEvent):
-            return rdp_zcdp(event.rho, self.orders)
-        if isinstance(event, RepeatedRandomStoppingEvent):
-            base = self.rdp_curve(event.base_event)
-            if event.distribution == "poisson":
-                return rdp_repeated_poisson(base, self.orders, event.mean)
-            return rdp_repeated_truncated_negative_binomial(
-                base, self.orders, event.shape, event.stopping_probability
-            )
-        raise TypeError(f"{type(event).__name__} has no Renyi-DP curve.")
+        terms = [(_cached_term(self, leaf), n) for leaf, n in expand_events([event])]
+        if any(term.curve is None for term, _ in terms):
+            raise TypeError(f"{type(event).__name__} has no Renyi-DP curve.")
+        return self._curve_of(terms)
 
-    def compose(
-        self, events: Iterable[PrivacyEvent], delta: float
-    ) -> CompositionReport:
-        """Total privacy of ``events`` when ``delta`` may be spent in all.
+    # -- composition ---------------------------------------------------------
+    def empty(self) -> _RDPState:
+        return _RDPState()
 
-        Parameters
-        ----------
-        events : iterable of PrivacyEvent
-            The events, composed in any order (composition is commutative).
-        delta : float
-            The total delta available, in [0, 1).
+    def extend(self, state: _RDPState, events: Sequence[PrivacyEvent]) -> _RDPState:
+        pure, approx_eps, approx_delta = [], [], []
+        precisions: list[float] = []
+        pure_curve, other_curve = state.pure_curve, state.other_curve
+        n_other, all_gaussian = state.n_other, state.all_gaussian
+        terms = [(_cached_term(self, leaf), n) for leaf, n in expand_events(events)]
+        for term, count in terms:
+            if term.approx is not None:
+                approx_eps.append(count * term.approx[0])
+                approx_delta.append(count * term.approx[1])
+            elif term.pure_epsilon is not None:
+                pure.append(count * term.pure_epsilon)
+                pure_curve = pure_curve + count * term.curve
+            else:
+                n_other += 1
+                other_curve = other_curve + count * term.curve
+                if term.gaussian_precision is None:
+                    all_gaussian = False
+                else:
+                    precisions.append(count * term.gaussian_precision)
+        return _RDPState(
+            state.pure_epsilons + tuple(pure),
+            state.approx_epsilons + tuple(approx_eps),
+            state.approx_deltas + tuple(approx_delta),
+            state.gaussian_precisions + tuple(precisions),
+            pure_curve,
+            other_curve,
+            n_other,
+            all_gaussian,
+        )
 
-        Returns
-        -------
-        report : CompositionReport
-            ``epsilon`` is ``inf`` when the events cannot be made
-            ``(epsilon, delta)``-DP, e.g. a Gaussian event with ``delta=0``.
-        """
-        leaves = flatten_events(events)
-        pure = [e for e in leaves if _pure_epsilon(e) is not None]
-        approx = [e for e in leaves if isinstance(e, ApproxDPEvent)]
-        gauss = [e for e in leaves if isinstance(e, GaussianEvent)]
-        rdp_only = [
-            e
-            for e in leaves
-            if isinstance(
-                e,
-                PoissonSubsampledGaussianEvent
-                | ZCDPEvent
-                | RepeatedRandomStoppingEvent,
-            )
-            and _pure_epsilon(e) is None
-        ]
-        known = len(pure) + len(approx) + len(gauss) + len(rdp_only)
-        if known != len(leaves):
-            unknown = [
-                type(e).__name__
-                for e in leaves
-                if e not in pure + approx + gauss + rdp_only
-            ]
-            raise TypeError(f"The accountant does not support events {unknown}.")
-
-        eps_approx = math.fsum(e.epsilon for e in approx)
-        delta_approx = math.fsum(e.delta for e in approx)
-        eps_pure = math.fsum(_pure_epsilon(e) for e in pure)
-        if not gauss and not rdp_only:
-            return CompositionReport(
-                eps_pure + eps_approx,
-                delta_approx,
-                "basic",
-                {"basic": eps_pure + eps_approx},
-            )
+    def report(self, state: _RDPState, delta: float) -> CompositionReport:
+        eps_approx = math.fsum(state.approx_epsilons)
+        delta_approx = math.fsum(state.approx_deltas)
+        eps_pure = math.fsum(state.pure_epsilons)
+        if not state.needs_delta:
+            total = eps_pure + eps_approx
+            return CompositionReport(total, delta_approx, "basic", {"basic": total})
         delta_available = float(delta) - delta_approx
         if delta_available <= 0:
             return CompositionReport(math.inf, float(delta), "none", {})
-
+        orders = self.orders
+        other = np.zeros_like(orders) + state.other_curve
         candidates: dict[str, float] = {}
-        gauss_curve = np.zeros_like(self.orders)
-        for ev in gauss + rdp_only:
-            gauss_curve = gauss_curve + self.rdp_curve(ev)
-        pure_curve = np.zeros_like(self.orders)
-        for ev in pure:
-            pure_curve = pure_curve + self.rdp_curve(ev)
         candidates["rdp"] = rdp_to_epsilon(
-            gauss_curve + pure_curve, self.orders, delta_available
+            other + state.pure_curve, orders, delta_available
         )[0]
-        if pure:
+        if state.pure_epsilons:
             candidates["basic+rdp"] = (
-                eps_pure + rdp_to_epsilon(gauss_curve, self.orders, delta_available)[0]
+                eps_pure + rdp_to_epsilon(other, orders, delta_available)[0]
             )
-        if not rdp_only:
-            s = math.fsum(e.noise_multiplier**-2 for e in gauss) ** -0.5
+        if state.all_gaussian:
+            s = math.fsum(state.gaussian_precisions) ** -0.5
             candidates["basic+gaussian"] = eps_pure + gaussian_epsilon(
                 s, delta_available
             )
+        if state.approx_epsilons:  # added by basic composition
+            candidates = {
+                name + "+approx": value + eps_approx
+                for name, value in candidates.items()
+            }
         method = min(candidates, key=candidates.get)
-        return CompositionReport(
-            candidates[method] + eps_approx,
-            float(delta),
-            method if not approx else method + "+approx",
-            candidates,
+        return CompositionReport(candidates[method], float(delta), method, candidates)
+
+
+@dataclass(frozen=True, eq=False)
+class _TightestState:
+    rdp: _RDPState
+    pld: object  # the PLD accountant's state
+    pending: tuple[PrivacyEvent, ...] = ()  # not yet in the PLD (see extend)
+
+
+class PrivacyAccountant(Accountant):
+    """The tightest valid bound of every composition skdp implements.
+
+    The default accountant of :class:`~skdp.accounting.PrivacyBudget` and of
+    the estimators' calibrations, so that what a fit claims is what the
+    budget charges. For a set of events it computes
+
+    * ``pld``: the privacy-loss-distribution composition
+      (:class:`PLDAccountant`), when it supports every event;
+    * ``rdp``, ``basic+rdp``, ``basic+gaussian`` and ``basic``: the
+      compositions of :class:`RDPAccountant`,
+
+    and reports the smallest epsilon at the budget's delta, naming the method
+    in :attr:`CompositionReport.method`. Each method bounds the *whole* set
+    of events on its own (methods are never mixed event by event, which
+    would not be valid), so the minimum over them is valid.
+
+    A ledger of pure (and approximate) events only is reported by basic
+    composition, at the delta its events spend (0 for pure events), as
+    :class:`RDPAccountant` does; the PLD is computed only once an event
+    needing delta (Gaussian, subsampled Gaussian, zCDP, ...) is composed.
+
+    Parameters
+    ----------
+    neighbouring_relation : {"replace_one", "add_remove"}, default="replace_one"
+        skdp's relation (replace one row) or add/remove one row.
+    orders : sequence of float, default=DEFAULT_ORDERS
+        Renyi orders of the Renyi-DP part.
+    value_discretization_interval : float, default=1e-4
+        Grid step of the PLD part.
+
+    Attributes
+    ----------
+    rdp : RDPAccountant
+    pld : PLDAccountant
+
+    Examples
+    --------
+    >>> from skdp.accounting import (LaplaceEvent, PoissonSubsampledGaussianEvent,
+    ...     PrivacyAccountant)
+    >>> accountant = PrivacyAccountant()
+    >>> sgd = PoissonSubsampledGaussianEvent(256 / 20000, 1.0, 782)
+    >>> report = accountant.compose([sgd, LaplaceEvent(0.1)], delta=1e-5)
+    >>> report.method, round(report.epsilon, 3)
+    ('pld', 3.299)
+    >>> round(report.candidates["rdp"], 3)
+    5.616
+    """
+
+    def __init__(
+        self,
+        neighbouring_relation: str | NeighbouringRelation = "replace_one",
+        *,
+        orders: Sequence[float] = DEFAULT_ORDERS,
+        value_discretization_interval: float = DEFAULT_INTERVAL,
+    ):
+        self.neighbouring_relation = NeighbouringRelation.parse(neighbouring_relation)
+        self.rdp = RDPAccountant(orders, neighbouring_relation=neighbouring_relation)
+        self.pld = PLDAccountant(neighbouring_relation, value_discretization_interval)
+
+    def _config(self) -> tuple:
+        return (self.rdp, self.pld)
+
+    def __repr__(self):
+        return (
+            f"PrivacyAccountant(neighbouring_relation="
+            f"{self.neighbouring_relation.value!r})"
         )
 
-    def epsilon_delta(
-        self, events: Iterable[PrivacyEvent], delta: float
-    ) -> tuple[float, float]:
-        """Shorthand for ``(report.epsilon, report.delta)`` of :meth:`compose`."""
-        report = self.compose(events, delta)
-        return report.epsilon, report.delta
+    @property
+    def orders(self) -> np.ndarray:
+        """Renyi orders of the Renyi-DP part."""
+        return self.rdp.orders
+
+    def rdp_curve(self, event: PrivacyEvent) -> np.ndarray:
+        """Renyi-DP curve of one event (see :meth:`RDPAccountant.rdp_curve`)."""
+        return self.rdp.rdp_curve(event)
+
+    def coarse(self) -> PrivacyAccountant:
+        # A 10 times coarser PLD grid, and every third Renyi order (a third
+        # of the cost; the minimum over fewer orders can only be larger).
+        return PrivacyAccountant(
+            self.neighbouring_relation,
+            orders=self.rdp.orders[::3],
+            value_discretization_interval=10 * self.pld.value_discretization_interval,
+        )
+
+    def prepare(self, event: PrivacyEvent) -> None:
+        self.rdp.prepare(event)
+        try:
+            self.pld.pld(event)
+        except UnsupportedEventError:
+            pass
+
+    def empty(self) -> _TightestState:
+        return _TightestState(self.rdp.empty(), self.pld.empty())
+
+    def extend(
+        self, state: _TightestState, events: Sequence[PrivacyEvent]
+    ) -> _TightestState:
+        events = tuple(events)
+        rdp = self.rdp.extend(state.rdp, events)
+        if not rdp.needs_delta:
+            # Basic composition will be reported: defer the PLD work.
+            return _TightestState(rdp, state.pld, state.pending + events)
+        pld = self.pld._extend(state.pld, state.pending + events, strict=False)
+        return _TightestState(rdp, pld)
+
+    def report(self, state: _TightestState, delta: float) -> CompositionReport:
+        report = self.rdp.report(state.rdp, delta)
+        if not state.rdp.needs_delta or state.pld.unsupported is not None:
+            return report
+        pld = self.pld.report(state.pld, delta)
+        candidates = {"pld": pld.epsilon, **report.candidates}
+        if pld.epsilon < report.epsilon:
+            return CompositionReport(pld.epsilon, float(delta), "pld", candidates)
+        return CompositionReport(
+            report.epsilon, report.delta, report.method, candidates
+        )

@@ -23,7 +23,11 @@ import math
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
-from ._search import bisect_upper
+from ._search import solve_monotone
+
+# Beyond this epsilon a Gaussian mechanism is reported as not (epsilon,
+# delta)-DP at all (as before this bound was the end of a doubling search).
+_MAX_EPSILON = 1e6
 
 __all__ = [
     "gaussian_delta",
@@ -67,8 +71,10 @@ def gaussian_epsilon(
 ) -> float:
     """Smallest epsilon for which the Gaussian mechanism is (epsilon, delta)-DP.
 
-    Solved by bisection on :func:`gaussian_delta`; the upper end of the final
-    bracket is returned, so the result is never below the exact value.
+    Solved on :func:`gaussian_delta` by the shared monotone search
+    (:func:`~skdp.accounting._search.solve_monotone`), which returns the
+    acceptable end of its final bracket, so the result is never below the
+    exact value.
 
     Parameters
     ----------
@@ -96,13 +102,15 @@ def gaussian_epsilon(
         return math.inf
     if gaussian_delta(0.0, noise_multiplier) <= delta:
         return 0.0
-    lo, hi = 0.0, 1.0
-    while gaussian_delta(hi, noise_multiplier) > delta:
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e6:
-            return math.inf
-    return bisect_upper(
-        lambda eps: gaussian_delta(eps, noise_multiplier) <= delta, lo, hi, tol
+    if gaussian_delta(_MAX_EPSILON, noise_multiplier) > delta:
+        return math.inf
+    # delta(epsilon) falls as epsilon grows: the smallest acceptable epsilon.
+    return solve_monotone(
+        lambda eps: gaussian_delta(eps, noise_multiplier),
+        delta,
+        increasing=False,
+        bracket=(0.5, 2.0),
+        tolerance=tol,
     )
 
 
@@ -111,9 +119,9 @@ def gaussian_noise_multiplier(
 ) -> float:
     """Smallest noise multiplier making the Gaussian mechanism (epsilon, delta)-DP.
 
-    Analytic calibration of Balle & Wang (2018), Algorithm 1, solved by
-    bisection; the upper end of the final bracket is returned, so the
-    guarantee always holds. Valid for any epsilon > 0.
+    Analytic calibration of Balle & Wang (2018), Algorithm 1, solved by the
+    shared monotone search; the acceptable (upper) end of the final bracket
+    is returned, so the guarantee always holds. Valid for any epsilon > 0.
 
     Parameters
     ----------
@@ -143,9 +151,11 @@ def gaussian_noise_multiplier(
         raise ValueError(
             f"delta must be in (0, 1) for the Gaussian mechanism, got {delta!r}."
         )
-    lo, hi = 1e-3, 1.0
-    while gaussian_delta(epsilon, hi) > delta:
-        lo, hi = hi, 2.0 * hi
-    while gaussian_delta(epsilon, lo) <= delta and lo > 1e-12:
-        hi, lo = lo, lo / 2.0
-    return bisect_upper(lambda s: gaussian_delta(epsilon, s) <= delta, lo, hi, tol)
+    # delta falls as the noise grows: the smallest acceptable multiplier.
+    return solve_monotone(
+        lambda s: gaussian_delta(epsilon, s),
+        delta,
+        increasing=False,
+        bracket=(0.5, 2.0),
+        tolerance=tol,
+    )

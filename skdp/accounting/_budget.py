@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import threading
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from numbers import Real
+from typing import Any
 
 from ..exceptions import BudgetExceededError, LedgerError
-from ._accountant import CompositionReport, RDPAccountant
+from ._accountant import CompositionReport, PrivacyAccountant
+from ._composition import Accountant
 from ._events import PrivacyEvent
 from ._ledger import LedgerEntry, LedgerStore, MemoryLedger
 from ._sqlite_ledger import SQLiteLedger
@@ -20,6 +24,21 @@ __all__ = ["PrivacyBudget"]
 # Spends are compared with the limits up to this relative slack, so that
 # 0.1 + 0.2 + 0.7 fits a budget of 1.0 despite floating-point rounding.
 _RELATIVE_SLACK = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class _Composed:
+    """The accountant's state for the first ``count`` entries of the ledger.
+
+    ``last`` is the last of those events (the ledger is append-only, so it
+    identifies the prefix); ``report`` is filled in once computed.
+    """
+
+    accountant: Accountant | None = None
+    count: int = 0
+    last: PrivacyEvent | None = None
+    state: Any = None
+    report: CompositionReport | None = None
 
 
 def _check_limit(name: str, value) -> float:
@@ -55,9 +74,11 @@ class PrivacyBudget:
     delta : float, default=0.0
         Total delta allowed, in [0, 1). Mechanisms with Gaussian noise need
         ``delta > 0``; a common choice is well below ``1 / n_samples``.
-    accountant : RDPAccountant, default=None
-        How spends compose; ``None`` uses :class:`RDPAccountant` with its
-        default Renyi orders.
+    accountant : Accountant, default=None
+        How spends compose; ``None`` uses :class:`PrivacyAccountant`, the
+        tightest valid bound of privacy loss distributions, Renyi DP, the
+        exact Gaussian profile and basic composition, for skdp's
+        neighbouring relation (replace one row).
     ledger : str, os.PathLike or LedgerStore, default=None
         Where spends are recorded. ``None`` keeps them in this process's
         memory (moved to a temporary file on this machine the first time the
@@ -82,16 +103,27 @@ class PrivacyBudget:
 
     See Also
     --------
-    skdp.accounting.RDPAccountant : The composition rules used by :meth:`spent`.
+    skdp.accounting.PrivacyAccountant : The composition rules used by
+        :meth:`spent`.
 
     Notes
     -----
-    The total is computed by :meth:`RDPAccountant.compose`: pure events
-    (Laplace, exponential mechanism, vector noise) compose by adding their
-    epsilons, Gaussian and Poisson-subsampled Gaussian events by Renyi-DP,
-    and the smallest valid bound is kept. Whenever Gaussian events are in
-    the ledger, the reported delta is the full ``delta`` limit, since the
-    Renyi-DP conversion is carried out at that delta.
+    The total is computed by the accountant (:meth:`PrivacyAccountant.report`):
+    a ledger of pure events (Laplace, exponential mechanism, vector noise)
+    composes by adding their epsilons, at delta 0; once a Gaussian,
+    Poisson-subsampled Gaussian or other event needing delta is in the
+    ledger, the smallest epsilon at the full ``delta`` limit among the
+    privacy-loss-distribution, Renyi-DP, exact-Gaussian and basic
+    compositions of the whole ledger is reported (:meth:`report` says which).
+
+    *Cost.* The budget keeps the accountant's composed state of its ledger
+    and extends it by each new entry, so a spend composes one event whatever
+    the length of the ledger, :meth:`spent`, :meth:`summary` and
+    :meth:`report` compose only entries recorded since the last call (by
+    other processes), and ``repr`` composes nothing. A spend computes the new
+    event's composition before taking the ledger's write lock; under the
+    lock it only compares the result with the limits (and composes the
+    entries other processes appended in between).
 
     Comparisons with the limits allow a relative slack of 1e-9 for
     floating-point rounding.
@@ -153,10 +185,11 @@ class PrivacyBudget:
     ):
         self.epsilon = _check_limit("epsilon", epsilon)
         self.delta = _check_limit("delta", delta)
-        self.accountant = RDPAccountant() if accountant is None else accountant
+        self.accountant = PrivacyAccountant() if accountant is None else accountant
         self._store = _open_store(ledger, self.epsilon, self.delta)
         self._share_lock = threading.Lock()
         self._unshared_copy = False
+        self._composed = _Composed()
 
     @classmethod
     def from_ledger(cls, ledger, *, accountant=None) -> PrivacyBudget:
@@ -166,7 +199,7 @@ class PrivacyBudget:
         ----------
         ledger : str, os.PathLike or LedgerStore
             Path of a :class:`~skdp.accounting.SQLiteLedger` file, or a store.
-        accountant : RDPAccountant, default=None
+        accountant : Accountant, default=None
             As in the constructor.
 
         Returns
@@ -195,6 +228,7 @@ class PrivacyBudget:
     def __getstate__(self):
         state = self.__dict__.copy()
         del state["_share_lock"]
+        state.pop("_composed", None)  # a cache, possibly megabytes of PLD
         state["_store"] = store = self._shared_store()
         if not getattr(store, "shared_across_processes", False):
             state["_unshared_copy"] = True
@@ -203,6 +237,7 @@ class PrivacyBudget:
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._share_lock = threading.Lock()
+        self._composed = _Composed()
 
     def _shared_store(self):
         """The store, first moved to a temporary file if it is in memory.
@@ -220,9 +255,57 @@ class PrivacyBudget:
                 self._store = store
             return store
 
+    # -- composition, extended one entry at a time ----------------------------
+    def _state_for(self, events: Sequence[PrivacyEvent]):
+        """The accountant's state for ``events``, a ledger read just now.
+
+        Starts from the remembered state when ``events`` extends the ledger
+        it was computed for (the ledger is append-only), so only new entries
+        are composed. Records nothing.
+        """
+        accountant, cached = self.accountant, self._composed
+        n = cached.count
+        if (
+            cached.accountant is accountant
+            and n <= len(events)
+            and (n == 0 or events[n - 1] is cached.last or events[n - 1] == cached.last)
+        ):
+            state, start = cached.state, n
+        else:
+            state, start = accountant.empty(), 0
+        for event in events[start:]:
+            state = accountant.extend(state, [event])
+        return state
+
+    def _remember(self, events: Sequence[PrivacyEvent], state, report=None):
+        """Keep ``state`` (of ``events``) unless a longer ledger is kept."""
+        composed = _Composed(
+            self.accountant, len(events), events[-1] if events else None, state, report
+        )
+        with self._share_lock:
+            if len(events) >= self._composed.count:
+                self._composed = composed
+
+    def _report_for(self, events: Sequence[PrivacyEvent]) -> CompositionReport:
+        cached = self._composed
+        if (
+            cached.report is not None
+            and cached.accountant is self.accountant
+            and cached.count == len(events)
+            and (not events or events[-1] is cached.last or events[-1] == cached.last)
+        ):
+            return cached.report
+        state = self._state_for(events)
+        report = self.accountant.report(state, self.delta)
+        self._remember(events, state, report)
+        return report
+
     # -- spending ----------------------------------------------------------
-    def _check(self, events: Sequence[PrivacyEvent]) -> CompositionReport:
-        report = self.accountant.compose(events, self.delta)
+    def _verdict(
+        self, events: Sequence[PrivacyEvent], state, before
+    ) -> CompositionReport:
+        """Report of ``state`` (all of ``events``); raise if over the limits."""
+        report = self.accountant.report(state, self.delta)
         eps_ok = report.epsilon <= self.epsilon * (1 + _RELATIVE_SLACK)
         delta_ok = report.delta <= self.delta * (1 + _RELATIVE_SLACK)
         if not (eps_ok and delta_ok):
@@ -233,7 +316,7 @@ class PrivacyBudget:
                     "delta=0; create the budget with a delta > 0"
                 )
             else:
-                before = self.accountant.compose(events[:-1], self.delta)
+                before = self.accountant.report(before, self.delta)
                 why = (
                     f"the total would be (epsilon={report.epsilon:.6g}, "
                     f"delta={report.delta:.3g}) against limits "
@@ -246,6 +329,43 @@ class PrivacyBudget:
                 f"budget: {why}. Nothing was recorded."
             )
         return report
+
+    def _check(self, events: Sequence[PrivacyEvent]) -> CompositionReport:
+        """Whether ``events`` (the ledger and one new event) fit; raise if not."""
+        before = self._state_for(events[:-1])
+        state = self.accountant.extend(before, [events[-1]])
+        return self._verdict(events, state, before)
+
+    def _prepared_check(self, event: PrivacyEvent):
+        """Compose ``event`` onto the ledger now, outside any lock.
+
+        Returns ``check(events)`` for :meth:`LedgerStore.append_if`: when the
+        ledger under the write lock is still the one read here, it only
+        compares the precomputed total with the limits; otherwise it also
+        composes what other processes appended meanwhile. ``check.accepted``
+        holds the new state once accepted.
+        """
+        events = [entry.event for entry in self._store.entries()]
+        before = self._state_for(events)
+        self._remember(events, before)
+        self.accountant.prepare(event)
+        after = self.accountant.extend(before, [event])
+
+        def check(all_events: Sequence[PrivacyEvent]) -> CompositionReport:
+            existing = all_events[:-1]
+            if len(existing) == len(events) and (
+                not events or existing[-1] is events[-1] or existing[-1] == events[-1]
+            ):
+                old, new = before, after
+            else:
+                old = self._state_for(existing)
+                new = self.accountant.extend(old, [all_events[-1]])
+            report = self._verdict(all_events, new, old)
+            check.accepted = (list(all_events), new, report)
+            return report
+
+        check.accepted = None
+        return check
 
     def spend(self, event: PrivacyEvent, label: str | None = None) -> LedgerEntry:
         """Record ``event`` if it fits the budget; refuse it otherwise.
@@ -283,12 +403,17 @@ class PrivacyBudget:
         label = event.label if label is None else str(label)
         if label != event.label:
             event = event.with_label(label)
-        return self._store.append_if(event, label, self._check)
+        check = self._prepared_check(event)
+        entry = self._store.append_if(event, label, check)
+        if check.accepted is not None:
+            self._remember(*check.accepted)
+        return entry
 
     def check(self, event: PrivacyEvent) -> bool:
         """Whether ``event`` would fit now (records nothing)."""
+        events = [e.event for e in self._store.entries()]
         try:
-            self._check([e.event for e in self._store.entries()] + [event])
+            self._check(events + [event])
         except BudgetExceededError:
             return False
         return True
@@ -305,9 +430,7 @@ class PrivacyBudget:
 
     def report(self) -> CompositionReport:
         """How the recorded events compose (total and the bound used)."""
-        return self.accountant.compose(
-            [e.event for e in self._store.entries()], self.delta
-        )
+        return self._report_for([e.event for e in self._store.entries()])
 
     def spent(self) -> tuple[float, float]:
         """Total ``(epsilon, delta)`` spent, under the tightest composition."""
@@ -329,7 +452,7 @@ class PrivacyBudget:
         # One read of the ledger, so the total matches the rows listed even
         # while other processes spend into a shared ledger.
         entries = self.ledger
-        report = self.accountant.compose([e.event for e in entries], self.delta)
+        report = self._report_for([e.event for e in entries])
         # The label column is as wide as the longest label, within 30..80.
         width = min(max([30] + [len(entry.label) for entry in entries]), 80)
         lines = [
@@ -349,12 +472,22 @@ class PrivacyBudget:
         return "\n".join(lines)
 
     def __repr__(self):
+        # Composes nothing: scikit-learn prints the budget in every estimator's
+        # repr. The total shown is the last one computed, if it is current.
         head = f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g}, "
         try:
             entries = self.ledger
         except LedgerError:  # e.g. an estimator's repr in a worker without it
             return head + f"ledger={self._store!r} unavailable)"
-        report = self.accountant.compose([e.event for e in entries], self.delta)
+        cached = self._composed
+        current = (
+            cached.report is not None
+            and cached.count == len(entries)
+            and (not entries or entries[-1].event == cached.last)
+        )
+        if not current:
+            return head + f"n_spends={len(entries)})"
+        report = cached.report
         return (
             head + f"spent=({report.epsilon:.4g}, {report.delta:.3g}), "
             f"n_spends={len(entries)})"
@@ -383,10 +516,8 @@ def _open_store(ledger, epsilon: float, delta: float) -> LedgerStore:
 
 def _short(event: PrivacyEvent) -> str:
     """Event repr without its label."""
-    from dataclasses import fields
-
     parts = []
-    for f in fields(event):
+    for f in dataclasses.fields(event):
         if f.name == "label":
             continue
         value = getattr(event, f.name)

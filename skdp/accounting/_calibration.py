@@ -1,4 +1,10 @@
-"""Noise calibration for the (Poisson-subsampled) Gaussian mechanism via RDP.
+"""Calibration: the parameter of a mechanism that spends a target epsilon.
+
+:func:`calibrate_parameter` is the one helper: given how to build the event
+of a mechanism from a parameter (a noise multiplier, an epsilon share, ...)
+it finds, with any accountant, the parameter whose event costs the target
+epsilon, on the safe side. :func:`calibrate_gaussian_noise_multiplier` (the
+noise of DP-SGD) is built on it.
 
 References
 ----------
@@ -6,6 +12,9 @@ References
    the Sampled Gaussian Mechanism", 2019. arXiv:1908.10530.
 .. [CKS20] C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for
    Differential Privacy", NeurIPS 2020. arXiv:2004.00010.
+.. [DGKKM22] V. Doroshenko, B. Ghazi, P. Kamath, R. Kumar, P. Manurangsi,
+   "Connect the Dots: Tighter Discrete Approximations of Privacy Loss
+   Distributions", PETS 2022. arXiv:2207.04380.
 """
 
 from __future__ import annotations
@@ -13,43 +22,23 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+from collections.abc import Callable
 
-import numpy as np
-
-from ._rdp import (
-    DEFAULT_ORDERS,
-    OrdersLike,
-    _check_orders,
-    _epsilon_per_order,
-    rdp_poisson_subsampled_gaussian,
-    rdp_poisson_subsampled_gaussian_replace_one,
-    rdp_to_epsilon,
-)
-from ._search import bisect_upper
-
-_CURVES = {
-    "replace_one": rdp_poisson_subsampled_gaussian_replace_one,
-    "add_remove": rdp_poisson_subsampled_gaussian,
-}
-
-
-def _curve(neighbouring: str):
-    try:
-        return _CURVES[neighbouring]
-    except KeyError:
-        raise ValueError(
-            f"neighbouring must be 'replace_one' or 'add_remove'; got {neighbouring!r}."
-        ) from None
-
+from ._accountant import PrivacyAccountant, RDPAccountant
+from ._composition import Accountant, NeighbouringRelation
+from ._events import PoissonSubsampledGaussianEvent, PrivacyEvent
+from ._rdp import DEFAULT_ORDERS, OrdersLike, _check_orders, rdp_epsilon_floor
+from ._search import solve_monotone
 
 __all__ = [
     "calibrate_gaussian_noise_multiplier",
+    "calibrate_parameter",
     "epsilon_poisson_subsampled_gaussian",
 ]
 
-# Doubling/halving steps allowed while bracketing: 2**200 covers any noise
-# multiplier representable in practice.
-_MAX_BRACKET_STEPS = 200
+# Relative half-width of the bracket handed from the coarse search to the
+# exact one (the coarse accountant's epsilons are within a few 1e-4).
+_REFINE_BRACKET = 5e-3
 
 
 def _check_steps(steps: int, minimum: int) -> int:
@@ -69,6 +58,135 @@ def _check_sampling_rate(sampling_rate: float, allow_zero: bool) -> float:
     return q
 
 
+def _default_accountant(orders: OrdersLike, neighbouring: str) -> Accountant:
+    relation = NeighbouringRelation.parse(neighbouring)
+    orders_array = _check_orders(orders)
+    if len(orders_array) == len(DEFAULT_ORDERS) and tuple(
+        orders_array.tolist()
+    ) == tuple(DEFAULT_ORDERS):
+        return _tightest(relation)
+    return PrivacyAccountant(relation, orders=orders_array)
+
+
+@functools.lru_cache(maxsize=4)
+def _tightest(relation: NeighbouringRelation) -> PrivacyAccountant:
+    return PrivacyAccountant(relation)
+
+
+def calibrate_parameter(
+    make_event: Callable[[float], PrivacyEvent],
+    target_epsilon: float,
+    delta: float,
+    accountant: Accountant | None = None,
+    *,
+    increasing: bool,
+    bracket: tuple[float, float] = (0.5, 2.0),
+    tolerance: float = 1e-6,
+) -> float:
+    """The parameter whose event spends ``target_epsilon``, on the safe side.
+
+    Parameters
+    ----------
+    make_event : callable
+        ``make_event(p)`` returns the :class:`PrivacyEvent` of the mechanism
+        run with parameter ``p > 0``; its epsilon must be monotone in ``p``.
+    target_epsilon : float
+        The epsilon to spend, > 0.
+    delta : float
+        The delta at which epsilon is computed, in [0, 1).
+    accountant : Accountant, default=None
+        How the event is accounted; ``None`` is the default
+        :class:`PrivacyAccountant` (replace one row). Use the accountant of
+        the budget that will be charged, so that the calibrated event fits.
+    increasing : bool
+        ``True`` when epsilon grows with ``p`` (an epsilon or a share of one:
+        the largest acceptable ``p`` is returned), ``False`` when it falls (a
+        noise multiplier: the smallest acceptable ``p``).
+    bracket : (float, float), default=(0.5, 2.0)
+        Where the search starts, ``0 < low < high``; widened geometrically
+        as needed, so a good guess only saves evaluations.
+    tolerance : float, default=1e-6
+        Relative precision on ``p``, in (0, 1).
+
+    Returns
+    -------
+    parameter : float
+        ``p`` with ``accountant.epsilon_delta([make_event(p)], delta)[0] <=
+        target_epsilon``, and whose neighbour ``p * (1 + tolerance)`` (if
+        ``increasing``) or ``p * (1 - tolerance)`` (otherwise) spends more:
+        the exact threshold is within the tolerance, on the safe side.
+
+    Raises
+    ------
+    ValueError
+        If ``target_epsilon`` cannot be met by any parameter the search
+        reaches (for example below the floor of a Renyi-DP conversion).
+
+    Notes
+    -----
+    The search (:func:`~skdp.accounting._search.solve_monotone`) brackets
+    the crossing, then takes Illinois regula falsi steps on ``log p`` with
+    bisection as a fallback, and returns the end of the bracket that meets
+    the target. When the accountant has a cheaper approximation
+    (:meth:`Accountant.coarse`, e.g. a PLD on a 10 times coarser grid), it
+    first solves with it to a relative 1e-4 and then with ``accountant``
+    from a bracket of relative half-width 5e-3 around that point; only
+    ``accountant`` decides the result.
+
+    Examples
+    --------
+    The noise of a Gaussian mechanism with sensitivity 1 at (1, 1e-5):
+
+    >>> from skdp.accounting import GaussianEvent, RDPAccountant, calibrate_parameter
+    >>> sigma = calibrate_parameter(GaussianEvent, 1.0, 1e-5, RDPAccountant(),
+    ...                             increasing=False)
+    >>> round(sigma, 4)
+    3.7305
+
+    The largest epsilon of a Laplace release that, repeated 10 times with
+    a random stop, spends 1:
+
+    >>> from skdp.accounting import LaplaceEvent, RepeatedRandomStoppingEvent
+    >>> def repeated(epsilon):
+    ...     return RepeatedRandomStoppingEvent(
+    ...         LaplaceEvent(epsilon), "truncated_negative_binomial",
+    ...         shape=1.0, stopping_probability=0.1)
+    >>> round(calibrate_parameter(repeated, 1.0, 0.0, increasing=True), 6)
+    0.333333
+    """
+    target_epsilon = float(target_epsilon)
+    if not (math.isfinite(target_epsilon) and target_epsilon > 0):
+        raise ValueError(
+            f"target_epsilon must be finite and > 0; got {target_epsilon!r}."
+        )
+    delta = float(delta)
+    if not 0 <= delta < 1:
+        raise ValueError(f"delta must be in [0, 1); got {delta!r}.")
+    if accountant is None:
+        accountant = _tightest(NeighbouringRelation.REPLACE_ONE)
+
+    def spender(acc: Accountant) -> Callable[[float], float]:
+        return lambda p: acc.epsilon_delta([make_event(p)], delta)[0]
+
+    coarse = accountant.coarse()
+    if coarse is not accountant and tolerance < _REFINE_BRACKET / 10:
+        guess = solve_monotone(
+            spender(coarse),
+            target_epsilon,
+            increasing=increasing,
+            bracket=bracket,
+            tolerance=1e-4,
+        )
+        bracket = (guess * (1 - _REFINE_BRACKET), guess * (1 + _REFINE_BRACKET))
+    return solve_monotone(
+        spender(accountant),
+        target_epsilon,
+        increasing=increasing,
+        bracket=bracket,
+        tolerance=tolerance,
+    )
+
+
 def epsilon_poisson_subsampled_gaussian(
     sampling_rate: float,
     noise_multiplier: float,
@@ -76,6 +194,8 @@ def epsilon_poisson_subsampled_gaussian(
     delta: float,
     orders: OrdersLike = DEFAULT_ORDERS,
     neighbouring: str = "replace_one",
+    *,
+    accountant: Accountant | None = None,
 ) -> float:
     """ε of ``steps`` runs of the Poisson-subsampled Gaussian mechanism.
 
@@ -91,12 +211,16 @@ def epsilon_poisson_subsampled_gaussian(
     delta : float
         Target δ in ``[0, 1]``.
     orders : sequence of float, default=DEFAULT_ORDERS
-        Rényi orders to optimise over.
+        Rényi orders of the default accountant's Rényi-DP part.
     neighbouring : {"replace_one", "add_remove"}, default="replace_one"
-        The neighbouring relation: skdp's own ("replace_one", see
-        :func:`~skdp.accounting._rdp.rdp_poisson_subsampled_gaussian_replace_one`)
-        or add/remove one row, the setting of most DP-SGD papers and
-        accountants.
+        The neighbouring relation of the default accountant: skdp's own
+        (replace one row) or add/remove one row, the setting of most DP-SGD
+        papers and accountants.
+    accountant : Accountant, default=None
+        How to account the run; ``None`` is a :class:`PrivacyAccountant`
+        with ``neighbouring`` and ``orders`` (the tightest of the PLD and
+        Rényi-DP compositions). Pass an :class:`RDPAccountant` for the
+        Rényi-DP figure alone.
 
     Returns
     -------
@@ -105,31 +229,32 @@ def epsilon_poisson_subsampled_gaussian(
 
     Notes
     -----
-    The one-step curve (for add/remove,
-    :func:`~skdp.accounting._rdp.rdp_poisson_subsampled_gaussian` of
-    [MTZ19]_) is multiplied by ``steps`` (RDP composes additively, also
-    adaptively) and converted with
-    :func:`~skdp.accounting._rdp.rdp_to_epsilon` ([CKS20]_ Proposition 12).
+    The accountant composes ``PoissonSubsampledGaussianEvent(sampling_rate,
+    noise_multiplier, steps)``: by its privacy loss distribution
+    ([DGKKM22]_) and by Rényi DP ([MTZ19]_, converted with [CKS20]_
+    Proposition 12), keeping the smaller epsilon.
 
     Examples
     --------
+    >>> from skdp.accounting import RDPAccountant
     >>> from skdp.accounting._calibration import (
     ...     epsilon_poisson_subsampled_gaussian,
     ... )
-    >>> epsilon = epsilon_poisson_subsampled_gaussian(
-    ...     256 / 60000, 1.1, 14063, 1e-5, neighbouring="add_remove"
-    ... )
-    >>> round(epsilon, 3)
+    >>> args = (256 / 60000, 1.1, 14063, 1e-5)
+    >>> round(epsilon_poisson_subsampled_gaussian(*args, neighbouring="add_remove"), 3)
+    2.382
+    >>> rdp = RDPAccountant(neighbouring_relation="add_remove")
+    >>> round(epsilon_poisson_subsampled_gaussian(*args, accountant=rdp), 3)
     2.597
     """
     q = _check_sampling_rate(sampling_rate, allow_zero=True)
     steps = _check_steps(steps, minimum=0)
-    orders_array = _check_orders(orders)
-    if steps == 0:
-        one_step = np.zeros_like(orders_array)
-    else:
-        one_step = _curve(neighbouring)(q, noise_multiplier, orders_array)
-    return rdp_to_epsilon(steps * one_step, orders_array, delta)[0]
+    if accountant is None:
+        accountant = _default_accountant(orders, neighbouring)
+    if steps == 0 or q == 0:
+        return 0.0
+    event = PoissonSubsampledGaussianEvent(q, noise_multiplier, steps)
+    return accountant.epsilon_delta([event], delta)[0]
 
 
 def calibrate_gaussian_noise_multiplier(
@@ -140,6 +265,8 @@ def calibrate_gaussian_noise_multiplier(
     orders: OrdersLike = DEFAULT_ORDERS,
     tol: float = 1e-6,
     neighbouring: str = "replace_one",
+    *,
+    accountant: Accountant | None = None,
 ) -> float:
     """Smallest noise multiplier meeting an (ε, δ) target, up to ``tol``.
 
@@ -155,43 +282,49 @@ def calibrate_gaussian_noise_multiplier(
     steps : int, default=1
         Number of compositions, ``>= 1``.
     orders : sequence of float, default=DEFAULT_ORDERS
-        Rényi orders to optimise over.
+        Rényi orders of the default accountant's Rényi-DP part.
     tol : float, default=1e-6
         Relative tolerance on the noise multiplier, in ``(0, 1)``: the result
         ``σ`` meets the target and ``σ (1 - tol)`` does not.
     neighbouring : {"replace_one", "add_remove"}, default="replace_one"
-        Neighbouring relation, as in
+        Neighbouring relation of the default accountant, as in
         :func:`epsilon_poisson_subsampled_gaussian`.
+    accountant : Accountant, default=None
+        How the run is accounted; ``None`` is the default
+        :class:`PrivacyAccountant` (the tightest of the PLD and Rényi-DP
+        compositions, which is what a :class:`PrivacyBudget` charges).
 
     Returns
     -------
     noise_multiplier : float
         A noise multiplier whose ε at ``target_delta`` (from
-        :func:`epsilon_poisson_subsampled_gaussian` with the same ``orders``)
+        :func:`epsilon_poisson_subsampled_gaussian` with the same accountant)
         is at most ``target_epsilon``.
 
     Raises
     ------
     ValueError
-        If a parameter is out of range, or if ``target_epsilon`` is below
-        what the RDP conversion can certify at ``target_delta`` with these
-        orders even as the noise grows without bound.
+        If a parameter is out of range, or if ``target_epsilon`` cannot be
+        certified at ``target_delta`` however large the noise (the floor of
+        the Rényi-DP conversion, for an :class:`RDPAccountant`).
 
     Notes
     -----
-    The ε of the mechanism decreases as the noise multiplier grows (more noise
-    is a post-processing of less noise). The search first brackets the
-    answer by doubling or halving from 1, then bisects, keeping the invariant
-    that the upper end meets the target and the lower end does not. The
-    upper end is returned, so the reported guarantee always holds
-    (fail-safe: calibration errs towards more noise).
+    :func:`calibrate_parameter` on ``PoissonSubsampledGaussianEvent(
+    sampling_rate, σ, steps)``: ε decreases as the noise multiplier grows
+    (more noise is a post-processing of less noise); the search keeps a
+    bracket whose upper end meets the target and returns that end, so the
+    reported guarantee always holds (fail-safe: calibration errs towards
+    more noise).
 
-    The conversion of [CKS20]_ has a floor: with RDP equal to zero it still
-    gives ``min_α log(1 - 1/α) - (log δ + log α) / (α - 1)`` over the grid,
-    so smaller targets are rejected rather than searched for forever.
+    The Rényi-DP conversion of [CKS20]_ has a floor: with RDP equal to zero
+    it still gives ``min_α log(1 - 1/α) - (log δ + log α) / (α - 1)`` over
+    the grid, so smaller targets are rejected for an :class:`RDPAccountant`
+    rather than searched for forever.
 
     Examples
     --------
+    >>> from skdp.accounting import RDPAccountant
     >>> from skdp.accounting._calibration import (
     ...     calibrate_gaussian_noise_multiplier,
     ...     epsilon_poisson_subsampled_gaussian,
@@ -200,30 +333,29 @@ def calibrate_gaussian_noise_multiplier(
     ...     2.0, 1e-5, sampling_rate=0.01, steps=1000, neighbouring="add_remove"
     ... )
     >>> round(sigma, 4)
-    1.0223
+    0.9591
     >>> epsilon_poisson_subsampled_gaussian(
     ...     0.01, sigma, 1000, 1e-5, neighbouring="add_remove"
     ... ) <= 2.0
     True
+    >>> rdp = RDPAccountant(neighbouring_relation="add_remove")
+    >>> round(calibrate_gaussian_noise_multiplier(
+    ...     2.0, 1e-5, sampling_rate=0.01, steps=1000, accountant=rdp), 4)
+    1.0223
     """
-    # Deterministic in its arguments and slow (tens of RDP curves): results
+    if accountant is None:
+        accountant = _default_accountant(orders, neighbouring)
+    # Deterministic in its arguments and slow (tens of compositions): results
     # are memoised, so that repeated fits with the same settings (a
     # hyperparameter search, cross-validation) calibrate once.
-    orders_key = tuple(float(order) for order in _check_orders(orders))
     return _calibrate_gaussian_noise_multiplier(
-        target_epsilon,
-        target_delta,
-        sampling_rate,
-        steps,
-        orders_key,
-        tol,
-        neighbouring,
+        target_epsilon, target_delta, sampling_rate, steps, tol, accountant
     )
 
 
 @functools.lru_cache(maxsize=256)
 def _calibrate_gaussian_noise_multiplier(
-    target_epsilon, target_delta, sampling_rate, steps, orders, tol, neighbouring
+    target_epsilon, target_delta, sampling_rate, steps, tol, accountant
 ) -> float:
     target_epsilon = float(target_epsilon)
     if not (math.isfinite(target_epsilon) and target_epsilon > 0):
@@ -235,54 +367,31 @@ def _calibrate_gaussian_noise_multiplier(
         raise ValueError(f"target_delta must be in (0, 1); got {target_delta!r}.")
     q = _check_sampling_rate(sampling_rate, allow_zero=False)
     steps = _check_steps(steps, minimum=1)
-    _curve(neighbouring)
-    orders_array = _check_orders(orders)
     tol = float(tol)
     if not 0 < tol < 1:
         raise ValueError(f"tol must be in (0, 1); got {tol!r}.")
-
-    # Limit of the conversion as the RDP curve tends to zero (infinite noise).
-    vanishing = np.full_like(orders_array, np.finfo(float).tiny)
-    floor = max(
-        float(np.min(_epsilon_per_order(vanishing, orders_array, target_delta))), 0.0
-    )
-    if floor >= target_epsilon:
+    if isinstance(accountant, RDPAccountant):
+        floor = rdp_epsilon_floor(accountant.orders, target_delta)
+        if floor >= target_epsilon:
+            raise ValueError(
+                f"target_epsilon={target_epsilon!r} is not reachable at "
+                f"target_delta={target_delta!r} with these orders: the RDP "
+                f"conversion cannot certify less than {floor:.6g} however large "
+                "the noise. Raise target_epsilon or target_delta, or add larger "
+                "orders."
+            )
+    try:
+        return calibrate_parameter(
+            lambda sigma: PoissonSubsampledGaussianEvent(q, sigma, steps),
+            target_epsilon,
+            target_delta,
+            accountant,
+            increasing=False,
+            bracket=(0.5, 2.0),
+            tolerance=tol,
+        )
+    except ValueError as exc:
         raise ValueError(
             f"target_epsilon={target_epsilon!r} is not reachable at "
-            f"target_delta={target_delta!r} with these orders: the RDP "
-            f"conversion cannot certify less than {floor:.6g} however large the "
-            "noise. Raise target_epsilon or target_delta, or add larger orders."
-        )
-
-    def meets_target(noise_multiplier: float) -> bool:
-        epsilon = epsilon_poisson_subsampled_gaussian(
-            q, noise_multiplier, steps, target_delta, orders_array, neighbouring
-        )
-        return epsilon <= target_epsilon
-
-    # Bracket: meets_target(upper) is True, meets_target(lower) is False.
-    upper = lower = 1.0
-    if meets_target(upper):
-        for _ in range(_MAX_BRACKET_STEPS):
-            lower /= 2.0
-            if not meets_target(lower):
-                break
-            upper = lower
-        else:
-            raise ValueError(
-                "Could not bracket the noise multiplier: the target is met even "
-                f"with noise multiplier {lower!r}."
-            )
-    else:
-        for _ in range(_MAX_BRACKET_STEPS):
-            upper *= 2.0
-            if meets_target(upper):
-                break
-            lower = upper
-        else:
-            raise ValueError(
-                "Could not bracket the noise multiplier: the target is not met "
-                f"even with noise multiplier {upper!r}."
-            )
-
-    return bisect_upper(meets_target, lower, upper, tol)
+            f"target_delta={target_delta!r} with {accountant!r}: {exc}"
+        ) from exc

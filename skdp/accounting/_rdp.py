@@ -55,6 +55,7 @@ __all__ = [
     "rdp_pure_dp",
     "rdp_to_delta",
     "rdp_to_epsilon",
+    "rdp_epsilon_floor",
     "rdp_zcdp",
 ]
 
@@ -577,6 +578,24 @@ def _epsilon_per_order(rdp: np.ndarray, orders: np.ndarray, delta: float) -> np.
     # D_α(P || Q) = 0 for every neighbouring pair means P = Q: (0, 0)-DP.
     epsilons[usable & (rdp == 0)] = 0.0
     return epsilons
+
+
+def rdp_epsilon_floor(orders: OrdersLike, delta: float) -> float:
+    """The smallest epsilon :func:`rdp_to_epsilon` can give at ``delta``.
+
+    The limit of the conversion as the curve tends to zero (unbounded
+    noise): ``min_alpha log(1 - 1/alpha) - (log delta + log alpha) / (alpha
+    - 1)`` over ``orders``, floored at 0.
+
+    Examples
+    --------
+    >>> from skdp.accounting._rdp import DEFAULT_ORDERS, rdp_epsilon_floor
+    >>> round(rdp_epsilon_floor(DEFAULT_ORDERS, 1e-5), 4)
+    0.0035
+    """
+    orders_array = _check_orders(orders)
+    vanishing = np.full_like(orders_array, np.finfo(float).tiny)
+    return max(float(np.min(_epsilon_per_order(vanishing, orders_array, delta))), 0.0)
 
 
 def rdp_to_epsilon(

@@ -15,6 +15,7 @@ from sklearn.utils import get_tags, indexable
 from sklearn.utils.metaestimators import available_if
 
 from ..accounting._budget import PrivacyBudget
+from ..accounting._calibration import calibrate_parameter
 from ..accounting._events import (
     ComposedEvent,
     LaplaceEvent,
@@ -552,20 +553,19 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
     def _calibrate(self, final, param_prefix, reference, X, y, accountant, law):
         """Largest per-trial epsilon whose search costs at most ``epsilon``.
 
-        The cost grows with the per-trial epsilon; in log-log coordinates it
-        is nearly linear, so a bracketed secant search (the Illinois variant
-        of regula falsi) needs few evaluations, each one a plan. The lower
-        end of the bracket always meets the target; the search stops once its
-        cost is within a relative ``_CALIBRATION_RTOL`` of the target.
+        :func:`~skdp.accounting.calibrate_parameter` with the budget's
+        accountant, over the trial's total epsilon (training and score);
+        each evaluation plans a trial (nothing is charged or fitted), and
+        the events it planned are cached. The result costs at most
+        ``epsilon``, within a relative ``_CALIBRATION_RTOL`` of the
+        crossing.
         """
         score_share = float(self.score_epsilon_fraction)
         target = float(self.epsilon)
-        evaluated: dict[float, tuple] = {}
+        planned: dict[float, tuple] = {}
 
-        def excess(log_trial_total):
-            """``log(cost / target)``, caching the events it planned."""
-            if log_trial_total not in evaluated:
-                trial_total = math.exp(log_trial_total)
+        def event(trial_total):
+            if trial_total not in planned:
                 _, _, plan = self._plan_trial(
                     final,
                     param_prefix,
@@ -576,54 +576,46 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
                 )
                 train = _strip_label(plan.event)
                 base = ComposedEvent((train, LaplaceEvent(score_share * trial_total)))
-                event = RepeatedRandomStoppingEvent(base, **law)
-                cost = accountant.epsilon_delta([event], self.delta)[0]
-                if math.isinf(cost):
-                    raise ValueError(
-                        f"A search whose trials charge {train!r} has no finite "
-                        f"epsilon at delta={self.delta!r}: delta=0 needs pure-DP "
-                        "trials and a truncated negative binomial (or geometric) "
-                        "law; pass delta > 0."
-                    )
-                excess_value = math.log(cost / target) if cost > 0 else -math.inf
-                evaluated[log_trial_total] = (excess_value, train, event)
-            return evaluated[log_trial_total][0]
-
-        high = math.log(target)
-        for _ in range(60):
-            if excess(high) > 0:
-                break
-            high += math.log(2.0)
-        low = high - math.log(4.0)
-        while excess(low) > 0:
-            low -= math.log(4.0)
-            if low < math.log(target * 1e-6):
-                raise ValueError(
-                    f"No per-trial epsilon makes the search cost at most epsilon="
-                    f"{target!r} at delta={self.delta!r} with mean_trials="
-                    f"{self.mean_trials!r}: raise epsilon or delta, or lower "
-                    "mean_trials."
+                planned[trial_total] = (
+                    train,
+                    RepeatedRandomStoppingEvent(base, **law),
                 )
-        f_low, f_high, retained = excess(low), excess(high), 0
-        for _ in range(100):
-            if excess(low) > -_CALIBRATION_RTOL or high - low < 1e-12:
-                break
-            point = (low * f_high - high * f_low) / (f_high - f_low)
-            if not low < point < high:
-                point = 0.5 * (low + high)
-            value = excess(point)
-            if value > 0:
-                high, f_high = point, value
-                if retained == -1:
-                    f_low /= 2.0  # Illinois: the low end was kept twice
-                retained = -1
-            else:
-                low, f_low = point, value
-                if retained == 1:
-                    f_high /= 2.0
-                retained = 1
-        _, train, event = evaluated[low]
-        return math.exp(low), train, event
+            return planned[trial_total][1]
+
+        probe = event(target)
+        if math.isinf(accountant.epsilon_delta([probe], self.delta)[0]):
+            raise ValueError(
+                f"A search whose trials charge {planned[target][0]!r} has no "
+                f"finite epsilon at delta={self.delta!r}: delta=0 needs pure-DP "
+                "trials and a truncated negative binomial (or geometric) law; "
+                "pass delta > 0."
+            )
+        try:
+            trial_total = calibrate_parameter(
+                event,
+                target,
+                self.delta,
+                accountant,
+                increasing=True,
+                bracket=(target / 4.0, target),
+                tolerance=_CALIBRATION_RTOL,
+            )
+        except ValueError:
+            raise ValueError(
+                f"No per-trial epsilon makes the search cost at most epsilon="
+                f"{target!r} at delta={self.delta!r} with mean_trials="
+                f"{self.mean_trials!r}: raise epsilon or delta, or lower "
+                "mean_trials."
+            ) from None
+        if trial_total < target * 1e-6:
+            raise ValueError(
+                f"No per-trial epsilon makes the search cost at most epsilon="
+                f"{target!r} at delta={self.delta!r} with mean_trials="
+                f"{self.mean_trials!r}: raise epsilon or delta, or lower "
+                "mean_trials."
+            )
+        train, repeated = planned[trial_total]
+        return trial_total, train, repeated
 
     def _plan_search(self, X, y):
         """Everything decided before the charge; every refusal happens here."""

@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..accounting._calibration import calibrate_parameter
 from ..accounting._events import (
+    ComposedEvent,
     ExponentialMechanismEvent,
     GaussianEvent,
     LaplaceEvent,
@@ -98,7 +100,8 @@ def plan_privacy(epsilon, delta, noise, n_init, n_rounds, accountant) -> Privacy
     unit (a round splits it 10/90 between selection and Gaussian
     measurement, or 50/50 with Laplace); the unit is the largest whose
     composition, computed by ``accountant``, stays within ``(epsilon,
-    delta)``. Found by bisection on the unit.
+    delta)``, found by :func:`~skdp.accounting.calibrate_parameter` with the
+    same accountant that will account the fit.
     """
     if noise == "laplace":
         # Pure DP composes by adding epsilons.
@@ -107,34 +110,38 @@ def plan_privacy(epsilon, delta, noise, n_init, n_rounds, accountant) -> Privacy
         events, select, measure, multiplier = _events(noise, n_init, n_rounds, unit)
         return PrivacyPlan(noise, n_init, n_rounds, select, measure, None, events)
 
-    def spent(unit):
-        events = _events(noise, n_init, n_rounds, unit)[0]
-        return accountant.epsilon_delta(events, delta)[0]
+    def event(unit):
+        return ComposedEvent(_events(noise, n_init, n_rounds, unit)[0])
 
     # rho-zCDP gives epsilon >= rho, and rho = (n_init + n_rounds) * unit
-    # roughly; bracket and bisect in log space.
-    low, high = 1e-12, 1.0
-    if not spent(low) <= epsilon:
+    # roughly: start the search there.
+    guess = epsilon**2 / (4.0 * math.log(1.0 / delta) * (n_init + n_rounds))
+    if accountant.epsilon_delta([event(1e-12)], delta)[0] > epsilon:
         raise ValueError(
             f"epsilon={epsilon!r} at delta={delta!r} is too small to split over "
             f"{n_init + n_rounds} measurements; use a larger epsilon or fewer "
             "rounds."
         )
-    while spent(high) <= epsilon:
-        low, high = high, high * 16.0
-        if high > 1e12:
-            raise ValueError(
-                f"epsilon={epsilon!r} is too large to calibrate: measurements "
-                "this precise provide no privacy."
-            )
-    for _ in range(60):
-        middle = math.sqrt(low * high)
-        if spent(middle) <= epsilon:
-            low = middle
-        else:
-            high = middle
-        if high / low < 1.0 + 1e-9:
-            break
+    try:
+        low = calibrate_parameter(
+            event,
+            epsilon,
+            delta,
+            accountant,
+            increasing=True,
+            bracket=(guess / 2.0, guess * 2.0),
+        )
+    except ValueError:
+        raise ValueError(
+            f"epsilon={epsilon!r} at delta={delta!r} cannot be split over "
+            f"{n_init + n_rounds} measurements (too large: measurements this "
+            "precise provide no privacy); use a smaller epsilon."
+        ) from None
+    if not 1e-12 <= low <= 1e12:
+        raise ValueError(
+            f"epsilon={epsilon!r} is too large to calibrate: measurements "
+            "this precise provide no privacy."
+        )
     events, select, measure, multiplier = _events(noise, n_init, n_rounds, low)
     return PrivacyPlan(noise, n_init, n_rounds, select, None, multiplier, events)
 
