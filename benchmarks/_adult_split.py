@@ -14,13 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _peers import adult_dir
 from sklearn.compose import ColumnTransformer
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler, Normalizer, OneHotEncoder
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "adult" / "adult_clean.csv"
+DATA = adult_dir() / "adult_clean.csv"
 
 
 def _frame():

@@ -16,9 +16,9 @@ Run from the repository root (skdp's test extras installed)::
 diffprivlib runs in its own virtualenv, which this script calls if it exists
 (``--peer`` is the entry point it uses there)::
 
-    python -m venv /work/venvs/diffprivlib
-    /work/venvs/diffprivlib/bin/pip install diffprivlib==0.6.6
-    /work/venvs/diffprivlib/bin/python benchmarks/ledger_parallel.py --peer
+    python -m venv ../venvs/diffprivlib
+    ../venvs/diffprivlib/bin/pip install diffprivlib==0.6.6
+    ../venvs/diffprivlib/bin/python benchmarks/ledger_parallel.py --peer
 
 The estimator in the skdp rows is a stand-in private classifier that charges
 ``LaplaceEvent(epsilon)`` per fit (``skdp.DPLogisticRegression`` is used
@@ -35,13 +35,14 @@ from pathlib import Path
 
 import joblib
 import numpy as np
+from _peers import peer_python  # benchmarks/ is on sys.path
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV
 
 GRID = {"epsilon": [0.1, 0.2, 0.3], "C": [0.1, 1.0, 10.0]}
 CV = 3
-PEER_VENV = Path("/work/venvs/diffprivlib/bin/python")
+PEER_VENV = Path(peer_python("diffprivlib"))
 
 
 def _data():

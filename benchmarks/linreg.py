@@ -57,16 +57,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from _adult_split import load_regression_data  # noqa: E402
+from _peers import peer_python  # noqa: E402
 
 from skdp.linear_model import DPLinearRegression  # noqa: E402
 
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
 METHODS = ("adassp", "objective", "output", "gradient")
 BOUNDS = (1.0, 99.0)
-DIFFPRIVLIB_PYTHON = os.environ.get(
-    "SKDP_DIFFPRIVLIB_PYTHON",
-    str(ROOT.parent / "venvs" / "diffprivlib" / "bin" / "python"),
-)
+DIFFPRIVLIB_PYTHON = peer_python("diffprivlib")
 
 _DIFFPRIVLIB_SCRIPT = r"""
 import json, sys, time, warnings

@@ -19,12 +19,12 @@ scikit-learn's lbfgs is measured in the same run, interleaved with ours.
 diffprivlib 0.6.6 runs side by side in its own virtualenv (it needs
 scikit-learn <= 1.7.2)::
 
-    python3 -m venv /work/venvs/diffprivlib
-    /work/venvs/diffprivlib/bin/pip install diffprivlib==0.6.6 \\
+    python3 -m venv ../venvs/diffprivlib
+    ../venvs/diffprivlib/bin/pip install diffprivlib==0.6.6 \\
         'scikit-learn<=1.7.2' pandas
 
 It is skipped with a message if that interpreter is absent (override with
-``--diffprivlib-python``). Run from the repository root::
+``--diffprivlib-python`` or ``SKDP_DIFFPRIVLIB_PYTHON``). Run from the repository root::
 
     python benchmarks/logreg_adult.py            # 10 seeds, ~3 minutes
     python benchmarks/logreg_adult.py --seeds 3  # quicker
@@ -54,12 +54,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from _adult_split import load_data  # noqa: E402 (benchmarks/ is on sys.path)
+from _peers import peer_python  # noqa: E402
 
 from skdp import DPLogisticRegression
 
 EPSILONS = (0.05, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
 METHODS = ("objective", "output", "gradient")
-DIFFPRIVLIB_PYTHON = "/work/venvs/diffprivlib/bin/python"
+DIFFPRIVLIB_PYTHON = peer_python("diffprivlib")
 DIFFPRIVLIB_CS = (1.0, 0.1)
 
 _DIFFPRIVLIB_SCRIPT = r"""

@@ -28,8 +28,8 @@ marginals passed as ``workload=``.
 
 Peer: SmartNoise's MWEM (``smartnoise-synth``), in its own virtualenv::
 
-    python -m venv /work/venvs/smartnoise
-    /work/venvs/smartnoise/bin/pip install smartnoise-synth
+    python -m venv ../venvs/smartnoise
+    ../venvs/smartnoise/bin/pip install smartnoise-synth
 
 It is run with its defaults except ``split_factor`` (``s``, default 3: its
 default, one histogram over all columns, is a dense table of 2.6e7 cells on
@@ -61,12 +61,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _peers import adult_dir, peer_python  # noqa: E402 (benchmarks/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("SKDP_ADULT_DIR", ROOT.parent / "shared" / "data" / "adult"))
-if not DATA.exists():
-    DATA = Path("/work/shared/data/adult")
-SMARTNOISE_PYTHON = Path("/work/venvs/smartnoise/bin/python")
+DATA = adult_dir()
+SMARTNOISE_PYTHON = Path(peer_python("smartnoise"))
 # skdp.datasets.ADULT_SYNTHESIS_COLUMNS, spelled out: the SmartNoise worker
 # runs this file in its own virtualenv, without skdp.
 A_COLUMNS = [
