@@ -84,14 +84,14 @@ def svc(seeds):
     X_fit, X_val, y_fit, y_val = _validation(load_data, True)
     rows = []
     for epsilon in (0.1, 0.5, 1.0, 2.0):
-        for h in (0.1, 0.5, 1.0):
+        for h in (0.5, 1.0, 2.0, 3.0):
             for method in ("objective", "gradient"):
-                factors = (1.0, 2.0, 4.0) if method == "gradient" else (None,)
+                factors = (2.0, 4.0, 8.0) if method == "gradient" else (None,)
                 for factor in factors:
                     patch = (
                         mock.patch.object(_losses, "STEP_FACTOR_HUBER_HINGE", factor)
                         if factor is not None
-                        else mock.patch.object(_losses, "STEP_FACTOR_HUBER_HINGE", 2.0)
+                        else mock.patch.object(_losses, "STEP_FACTOR_HUBER_HINGE", 4.0)
                     )
                     with patch:
                         for seed in range(seeds):

@@ -20,7 +20,8 @@ privacy proofs need from a loss is three public constants:
   multiple of the classical ``1 / L``: 4 for the logistic loss (whose
   curvature bound is loose away from the margin), 1 for the Huber loss
   (whose curvature is 1 wherever it is quadratic: beyond ``2 / L`` gradient
-  descent diverges).
+  descent diverges), ``STEP_FACTOR_HUBER_HINGE`` (4) for the Huber hinge
+  (curvature ``1 / (2 h)`` only inside its band).
 
 Adding a loss is one small class here plus its tests.
 """
@@ -38,7 +39,7 @@ __all__ = ["HuberHingeLoss", "HuberLoss", "LogisticLoss", "MarginLoss"]
 #: DP-SGD's default step for the Huber hinge, in units of ``1 / L`` (its
 #: curvature is ``1 / (2 h)`` only inside the smoothed band); chosen in
 #: ``benchmarks/tune_erm_defaults.py`` on a validation split.
-STEP_FACTOR_HUBER_HINGE = 2.0
+STEP_FACTOR_HUBER_HINGE = 4.0
 
 
 class MarginLoss:

@@ -40,11 +40,14 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
         which needs ``delta > 0``.
     C : float, default=1.0
         Inverse regularisation strength, scikit-learn's meaning, > 0.
-    huber_h : float, default=0.5
+    huber_h : float, default=2.0
         Half-width ``h`` of the band over which the hinge is smoothed, > 0
         (public). The loss's curvature is ``1 / (2 h)``: a larger ``h`` means
-        less objective-perturbation noise, a smaller one a loss closer to
-        the hinge.
+        less objective-perturbation noise and, for ``h > 1``, a smaller
+        DP-SGD clipping norm ``(1 + h) / (2 h)``; a smaller one a loss
+        closer to the hinge. The default was chosen for the default method
+        on a validation split (``benchmarks/tune_erm_defaults.py``); with
+        ``method='objective'``, ``h`` between 0.5 and 1 scored higher there.
     method : {'objective', 'output', 'gradient'}, default='gradient'
         How privacy is obtained (see Notes).
     data_norm : float or None, default=None
@@ -170,7 +173,7 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
         delta=None,
         *,
         C=1.0,
-        huber_h=0.5,
+        huber_h=2.0,
         method="gradient",
         data_norm=None,
         fit_intercept=True,

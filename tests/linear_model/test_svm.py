@@ -37,7 +37,12 @@ def test_huber_hinge_constants_hold_numerically():
 
 @pytest.mark.parametrize(
     "epsilon, C, R, h, K",
-    [(1.0, 1.0, 1.0, 0.5, 2), (0.3, 5.0, 2.0, 0.1, 2), (1.0, 1.0, 1.5, 0.5, 3)],
+    [
+        (1.0, 1.0, 1.0, 0.5, 2),
+        (0.3, 5.0, 2.0, 0.1, 2),
+        (1.0, 1.0, 1.5, 0.5, 3),
+        (1.0, 1.0, 1.0, 2.0, 2),  # the default band
+    ],
 )
 def test_objective_privacy_loss_is_at_most_epsilon(epsilon, C, R, h, K):
     """Density ratio of the output for neighbours (CMS 2011, Theorem 9).
@@ -182,7 +187,9 @@ def test_one_vs_rest_objective_noise_has_the_joint_constants():
     rng = np.random.default_rng(2)
     X = _rows(rng, 200, 3, 1.0)
     y = rng.integers(0, 4, 200)
-    svc = DPLinearSVC(method="objective", data_norm=1.0, classes=[0, 1, 2, 3])
+    svc = DPLinearSVC(
+        method="objective", huber_h=0.5, data_norm=1.0, classes=[0, 1, 2, 3]
+    )
     plan = svc.privacy_plan(X, y).settings["method"]
     assert plan.noise.sensitivity == 4.0 and plan.noise.size == 4 * 4
     R = math.hypot(1.0, 0.5)
