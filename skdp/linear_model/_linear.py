@@ -33,7 +33,9 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
       Sarwate 2011) of the Huber loss that equals the squared loss on the
       targets' range, epsilon-DP;
     - ``'output'``: the minimiser of the same objective plus noise,
-      epsilon-DP (or (epsilon, delta) with ``delta > 0``);
+      epsilon-DP (or (epsilon, delta) with ``delta > 0``); its noise scales
+      as ``1 / alpha`` and does not shrink with the number of rows, so it
+      needs an ``alpha`` of the order of that number;
     - ``'gradient'``: DP-SGD on the squared loss with per-row clipping,
       (epsilon, delta)-DP.
 
