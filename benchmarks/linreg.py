@@ -39,11 +39,8 @@ Tables are printed; the plot goes to ``benchmarks/results/linreg_rates.png``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -57,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from _adult_split import load_regression_data  # noqa: E402
-from _peers import peer_python  # noqa: E402
+from _peers import peer_python, run_peer_script  # noqa: E402
 
 from skdp.linear_model import DPLinearRegression  # noqa: E402
 
@@ -91,30 +88,10 @@ print(json.dumps(out))
 
 
 def run_diffprivlib(python, data, seeds):
-    if not Path(python).exists():
-        print(f"diffprivlib skipped: {python} not found (see the module docstring).")
-        return None
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "adult.npz")
-        np.savez(path, **data)
-        proc = subprocess.run(
-            [
-                python,
-                "-c",
-                _DIFFPRIVLIB_SCRIPT,
-                path,
-                json.dumps(list(EPSILONS)),
-                str(seeds),
-                json.dumps(list(BOUNDS)),
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    if proc.returncode != 0:
-        print("diffprivlib failed:\n" + proc.stderr[-2000:])
-        return None
-    return json.loads(proc.stdout)
+    """diffprivlib results as a list of dicts, or None when unavailable."""
+    return run_peer_script(
+        python, _DIFFPRIVLIB_SCRIPT, data, list(EPSILONS), seeds, list(BOUNDS)
+    )
 
 
 def _row(library, method, epsilon, seed, y_test, prediction, seconds):
