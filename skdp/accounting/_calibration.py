@@ -231,8 +231,9 @@ def epsilon_poisson_subsampled_gaussian(
     -----
     The accountant composes ``PoissonSubsampledGaussianEvent(sampling_rate,
     noise_multiplier, steps)``: by its privacy loss distribution
-    ([DGKKM22]_) and by Rényi DP ([MTZ19]_, converted with [CKS20]_
-    Proposition 12), keeping the smaller epsilon.
+    (Doroshenko et al. 2022, "Connect the dots") and by Rényi DP
+    ([MTZ19]_, converted with [CKS20]_ Proposition 12), keeping the
+    smaller epsilon.
 
     Examples
     --------
