@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import clone, is_classifier
+from sklearn.base import clone, is_classifier, is_regressor
 
 from skdp import BudgetExceededError, LedgerError, PrivacyBudget, PrivacyLeakWarning
 from skdp.accounting import (
@@ -164,6 +164,8 @@ def _data(estimator, n=40, d=3, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, (n, d))
     X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
+    if is_regressor(estimator):
+        return X, X @ np.array([1.0, 0.5, -0.3][:d] + [0.0] * max(0, d - 3))
     y = (X[:, 0] > 0).astype(int)
     y[:2] = [0, 1]  # both classes, whatever n
     return X, (y if is_classifier(estimator) else None)
@@ -236,14 +238,14 @@ def test_empty_input(estimator):
 def test_single_row(estimator):
     est, budget = _with_budget(estimator)
     X, y = _data(estimator)
-    if y is not None:
+    if is_classifier(estimator):
         # One row is one class: a classifier must refuse before spending.
         _fails_cleanly(est, budget, X[:1], y[:1], ValueError, "class")
         return
-    # An unsupervised estimator may fit one row (the guarantee does not
-    # depend on n), or refuse it cleanly.
+    # A regressor or an unsupervised estimator may fit one row (the
+    # guarantee does not depend on n), or refuse it cleanly.
     try:
-        _fit(est, X[:1], None)
+        _fit(est, X[:1], None if y is None else y[:1])
     except ValueError as error:
         assert str(error)
         assert budget.ledger == []

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import clone, is_classifier
+from sklearn.base import clone, is_classifier, is_regressor
 
 from skdp.accounting import gaussian_noise_multiplier
 from skdp.exceptions import PrivacyLeakWarning
@@ -65,7 +65,10 @@ def _fit_data(estimator):
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, (60, 3))
     X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
-    y = (X[:, 0] + 0.3 * rng.normal(size=60) > 0).astype(int)
+    signal = X[:, 0] + 0.3 * rng.normal(size=60)
+    if is_regressor(estimator):
+        return X, signal
+    y = (signal > 0).astype(int)
     # is_classifier reads the tags, so meta-estimators count too.
     return X, (y if is_classifier(estimator) else None)
 
