@@ -7,8 +7,9 @@ seeds. The test splits of ``benchmarks/svm.py`` and ``benchmarks/linreg.py``
 are never read.
 
 * ``DPLinearRegression``: AdaSSP's share of the budget spent on the smallest
-  eigenvalue (``EIGENVALUE_SHARE``), and the default method, at epsilon in
-  {0.5, 1, 2, 5} (validation R^2).
+  eigenvalue (``EIGENVALUE_SHARE``), DP-SGD's default clipping norm
+  (``CLIP_SCALE_HUBER``), and the default method, at epsilon in {0.5, 1, 2,
+  5} (validation R^2).
 * ``DPLinearSVC``: the Huber band ``huber_h`` and DP-SGD's step factor for
   the Huber hinge (``STEP_FACTOR_HUBER_HINGE``), at epsilon in {0.1, 0.5, 1,
   2} (validation accuracy).
@@ -36,6 +37,10 @@ from _adult_split import load_data, load_regression_data  # noqa: E402
 
 from skdp.linear_model import DPLinearRegression, DPLinearSVC, _adassp, _losses  # noqa: E402  # noqa: E402
 
+#: DP-SGD's default clipping norm for regression, in units of R (1 is the
+#: loss's worst-case slope at w = 0).
+CLIP_SCALES = (0.3, 0.4, 0.6, 1.0)
+
 
 def _validation(loader, stratify):
     X, _, y, _ = loader()
@@ -61,19 +66,27 @@ def regression(seeds):
                             "score": model.score(X_val, y_val),
                         }
                     )
-        for method in ("objective", "gradient"):
+        candidates = [("objective", None)] + [("gradient", s) for s in CLIP_SCALES]
+        for method, scale in candidates:
+            label = method if scale is None else f"{method} clip={scale:g} R"
+            patch = mock.patch.object(
+                _losses,
+                "CLIP_SCALE_HUBER",
+                _losses.CLIP_SCALE_HUBER if scale is None else scale,
+            )
             for seed in range(seeds):
-                model = DPLinearRegression(
-                    epsilon,
-                    method=method,
-                    data_norm=1.0,
-                    y_bounds=(1, 99),
-                    random_state=seed,
-                ).fit(X_fit, y_fit)
+                with patch:
+                    model = DPLinearRegression(
+                        epsilon,
+                        method=method,
+                        data_norm=1.0,
+                        y_bounds=(1, 99),
+                        random_state=seed,
+                    ).fit(X_fit, y_fit)
                 rows.append(
                     {
                         "epsilon": epsilon,
-                        "candidate": method,
+                        "candidate": label,
                         "score": model.score(X_val, y_val),
                     }
                 )

@@ -252,7 +252,7 @@ def plan_dpsgd(
     shape = LogisticLoss() if loss is None else loss
     clip = max_grad_norm
     if clip is None:
-        clip = row_norm * math.sqrt(n_models) * shape.zero_slope
+        clip = row_norm * math.sqrt(n_models) * shape.clip_scale
     if learning_rate is None:
         learning_rate = default_learning_rate(
             n_samples=n_samples,
