@@ -288,3 +288,16 @@ def test_gaussian_event_of_output_with_delta():
         method="output", delta=1e-6, alpha=10.0, data_norm=1.0, y_bounds=(-3, 3)
     ).fit(X, y)
     assert isinstance(reg.privacy_event_, GaussianEvent) and reg.epsilon_ <= 1.0
+
+
+def test_dpsgd_default_clip_is_the_public_constant():
+    """The default method clips at 0.4 R, whatever the data (nothing read)."""
+    X, y = _data(n=500)
+    fits = [
+        DPLinearRegression(data_norm=1.0, y_bounds=bounds, random_state=0).fit(X, y)
+        for bounds in ((-3, 3), (-30, 30))
+    ]
+    R = math.hypot(1.0, 0.5)
+    for reg in fits:
+        assert reg.method == "gradient"
+        assert reg.max_grad_norm_ == pytest.approx(0.4 * R, rel=1e-12)
