@@ -8,8 +8,8 @@ are never read.
 
 * ``DPLinearRegression``: AdaSSP's share of the budget spent on the smallest
   eigenvalue (``EIGENVALUE_SHARE``), DP-SGD's default clipping norm
-  (``CLIP_SCALE_HUBER``), and the default method, at epsilon in {0.5, 1, 2,
-  5} (validation R^2).
+  (``CLIP_SCALE_HUBER``) and noise cap (``MARGIN_NOISE_STD_HUBER``), and the
+  default method, at epsilon in {0.1, 0.5, 1, 2, 5} (validation R^2).
 * ``DPLinearSVC``: the Huber band ``huber_h`` and DP-SGD's step factor for
   the Huber hinge (``STEP_FACTOR_HUBER_HINGE``), at epsilon in {0.1, 0.5, 1,
   2} (validation accuracy).
@@ -22,6 +22,7 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import warnings
 from pathlib import Path
@@ -40,6 +41,9 @@ from skdp.linear_model import DPLinearRegression, DPLinearSVC, _adassp, _losses 
 #: DP-SGD's default clipping norm for regression, in units of R (1 is the
 #: loss's worst-case slope at w = 0).
 CLIP_SCALES = (0.3, 0.4, 0.6, 1.0)
+#: DP-SGD's cap on a prediction's accumulated noise for regression (None:
+#: the classifiers' 2.5), in units of the scaled targets.
+NOISE_CAPS = (None, 0.5, 0.25, 0.15, 0.1)
 
 
 def _validation(loader, stratify):
@@ -49,33 +53,37 @@ def _validation(loader, stratify):
     )
 
 
+def _regression_candidates():
+    """(label, method, {module constant: value}) of every candidate."""
+    yield "objective", "objective", {}
+    for share in (1 / 3, 0.1, 0.02):
+        yield (
+            f"adassp share={share:.3g}",
+            "adassp",
+            {(_adassp, "EIGENVALUE_SHARE"): share},
+        )
+    # DP-SGD: the clipping norm at the chosen noise cap, then the noise cap at
+    # the chosen clipping norm (one coordinate at a time).
+    for scale in CLIP_SCALES:
+        yield (
+            f"gradient clip={scale:g} R",
+            "gradient",
+            {(_losses, "CLIP_SCALE_HUBER"): scale},
+        )
+    for cap in NOISE_CAPS:
+        label = f"gradient cap={cap}"
+        yield label, "gradient", {(_losses, "MARGIN_NOISE_STD_HUBER"): cap}
+
+
 def regression(seeds):
     X_fit, X_val, y_fit, y_val = _validation(load_regression_data, False)
     rows = []
-    for epsilon in (0.5, 1.0, 2.0, 5.0):
-        for share in (1 / 3, 0.1, 0.02):
-            with mock.patch.object(_adassp, "EIGENVALUE_SHARE", share):
+    for epsilon in (0.1, 0.5, 1.0, 2.0, 5.0):
+        for label, method, constants in _regression_candidates():
+            with contextlib.ExitStack() as stack:
+                for (module, name), value in constants.items():
+                    stack.enter_context(mock.patch.object(module, name, value))
                 for seed in range(seeds):
-                    model = DPLinearRegression(
-                        epsilon, data_norm=1.0, y_bounds=(1, 99), random_state=seed
-                    ).fit(X_fit, y_fit)
-                    rows.append(
-                        {
-                            "epsilon": epsilon,
-                            "candidate": f"adassp share={share:.3g}",
-                            "score": model.score(X_val, y_val),
-                        }
-                    )
-        candidates = [("objective", None)] + [("gradient", s) for s in CLIP_SCALES]
-        for method, scale in candidates:
-            label = method if scale is None else f"{method} clip={scale:g} R"
-            patch = mock.patch.object(
-                _losses,
-                "CLIP_SCALE_HUBER",
-                _losses.CLIP_SCALE_HUBER if scale is None else scale,
-            )
-            for seed in range(seeds):
-                with patch:
                     model = DPLinearRegression(
                         epsilon,
                         method=method,
@@ -83,13 +91,13 @@ def regression(seeds):
                         y_bounds=(1, 99),
                         random_state=seed,
                     ).fit(X_fit, y_fit)
-                rows.append(
-                    {
-                        "epsilon": epsilon,
-                        "candidate": label,
-                        "score": model.score(X_val, y_val),
-                    }
-                )
+                    rows.append(
+                        {
+                            "epsilon": epsilon,
+                            "candidate": label,
+                            "score": model.score(X_val, y_val),
+                        }
+                    )
     return pd.DataFrame(rows)
 
 

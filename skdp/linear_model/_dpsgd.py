@@ -134,7 +134,10 @@ def default_learning_rate(
     0.788 to 0.812. On a fit part cut to 5,000 rows the cap helped as
     much (epsilon = 0.1: 0.729 to 0.765). Smaller clipping norms, other
     batch sizes or epoch counts, other averaging of the iterates and
-    momentum did no better (ibid.).
+    momentum did no better (ibid.). A loss whose margins live on another
+    scale sets its own ``s`` (``MarginLoss.margin_noise_std``): the Huber
+    regression loss's predictions are scaled targets in ``[-1, 1]`` and it
+    uses 0.1 (``benchmarks/tune_erm_defaults.py``).
 
     Examples
     --------
@@ -264,6 +267,11 @@ def plan_dpsgd(
             C=C,
             curvature=shape.curvature,
             step_factor=shape.step_factor,
+            margin_noise_std=(
+                MARGIN_NOISE_STD
+                if shape.margin_noise_std is None
+                else shape.margin_noise_std
+            ),
         )
     plan = _dpsgd_plan(
         sampling_rate,

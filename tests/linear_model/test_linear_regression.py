@@ -301,3 +301,22 @@ def test_dpsgd_default_clip_is_the_public_constant():
     for reg in fits:
         assert reg.method == "gradient"
         assert reg.max_grad_norm_ == pytest.approx(0.4 * R, rel=1e-12)
+
+
+def test_dpsgd_step_is_capped_on_the_targets_scale():
+    """At small epsilon the step keeps a prediction's noise sd at 0.1."""
+    X, y = _data(n=2000)
+    reg = DPLinearRegression(
+        epsilon=0.05, data_norm=1.0, y_bounds=(-3, 3), random_state=0
+    ).fit(X, y)
+    R = math.hypot(1.0, 0.5)
+    q, T = reg.sampling_rate_, reg.n_steps_
+    noise_sd = (
+        reg.learning_rate_
+        * math.sqrt(T)
+        * reg.noise_multiplier_
+        * reg.max_grad_norm_
+        * R
+        / (q * 2000)
+    )
+    assert noise_sd == pytest.approx(0.1, rel=1e-9)
