@@ -6,7 +6,9 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
-from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
 
 from skdp import PrivacyBudget, PrivacyLeakWarning
 from skdp.accounting import GaussianEvent, RDPAccountant, gaussian_noise_multiplier
@@ -280,6 +282,22 @@ def test_grid_search_over_epsilon_and_alpha_shares_the_budget():
     ).fit(X, y)
     assert len(budget.ledger) == 2 * 2 * 2 + 1
     assert grid.best_estimator_.predict(X[:4]).shape == (4,)
+
+
+def test_pipeline_and_cross_val_score_charge_the_shared_budget():
+    X, y = _data(n=600)
+    budget = PrivacyBudget(10.0, 1e-3)
+    pipe = make_pipeline(
+        FunctionTransformer(lambda Z: np.clip(Z, -1, 1)),
+        DPLinearRegression(
+            method="adassp", data_norm=np.sqrt(3), y_bounds=(-3, 3), budget=budget
+        ),
+    )
+    scores = cross_val_score(pipe, X, y, cv=3)
+    assert scores.shape == (3,) and np.all(np.isfinite(scores))
+    assert len(budget.ledger) == 3
+    spent_epsilon, _ = budget.spent()
+    assert 1.0 < spent_epsilon <= 3.0 + 1e-9  # three fits at epsilon 1, composed
 
 
 def test_gaussian_event_of_output_with_delta():
