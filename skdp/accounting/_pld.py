@@ -231,17 +231,27 @@ def _chernoff_window(probs: np.ndarray, count: int, tail: float) -> tuple[int, i
     return max(low, full[0]), min(high, full[1])
 
 
-def _self_convolve(pmf: _PMF, count: int, tail: float) -> _PMF:
+def _self_convolve(
+    pmf: _PMF, count: int, tail: float, max_points: int = DEFAULT_MAX_POINTS
+) -> _PMF:
     if count == 1:
         return pmf
     if not _finite(pmf):
         return _all_infinite(pmf.interval)
     infinity = -math.expm1(count * math.log1p(-pmf.infinity))
-    if pmf.probs.size == 1:
-        probs = np.array([pmf.probs[0] ** count])
-        return _make(pmf.interval, pmf.offset * count, probs, infinity)
-    low, high = _chernoff_window(pmf.probs, count, tail)
-    length = high - low + 1
+    # The count-fold sum must fit in max_points grid points: a long
+    # composition of a fine PLD (DP-SGD's tens of thousands of steps) would
+    # otherwise need an FFT of hundreds of millions of points. A coarser grid
+    # by connect the dots still dominates (pessimistic, see _coarsen).
+    while True:
+        if pmf.probs.size == 1:
+            probs = np.array([pmf.probs[0] ** count])
+            return _make(pmf.interval, pmf.offset * count, probs, infinity)
+        low, high = _chernoff_window(pmf.probs, count, tail)
+        length = high - low + 1
+        if length <= max_points:
+            break
+        pmf = _coarsen(pmf, max(2, -(-length // max_points)))
     size = fft.next_fast_len(max(length, pmf.probs.size), real=True)
     transform = fft.rfft(pmf.probs, size) ** count
     # Circular convolution: the mass outside [low, high] (at most `tail`)
