@@ -22,21 +22,16 @@ Two tables (three with ``--dpsgd``):
   PLD, next to the noise multiplier the previous (Renyi-DP) calibration
   gave.
 
-Event mapping (skdp's sensitivities are measured under the relation):
-``GaussianEvent(s)`` is the pair ``N(0, s^2)``/``N(1, s^2)``, i.e.
-dp_accounting's ``GaussianDpEvent(s)`` under add/remove and
-``GaussianDpEvent(2 s)`` under replace-one; ``LaplaceEvent(eps)`` is
-``LaplaceDpEvent(1 / eps)``; ``PureDPEvent(eps)`` is the
-``from_privacy_parameters(eps, 0)`` PLD; the subsampled Gaussian maps
-directly.
+The mapping of skdp's events to dp_accounting's is the tests' oracle,
+``tests/accounting/dp_accounting_oracle.py``.
 """
 
 import argparse
 import logging
+import sys
+from pathlib import Path
 
 import dp_accounting
-from dp_accounting.pld import common as dp_common
-from dp_accounting.pld import privacy_loss_distribution as dp_pld
 from dp_accounting.rdp import RdpAccountant
 
 from skdp.accounting import (
@@ -48,6 +43,14 @@ from skdp.accounting import (
     RDPAccountant,
     SelfComposedEvent,
     calibrate_gaussian_noise_multiplier,
+)
+
+# The event mapping is the tests' oracle (one copy for both).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "accounting"))
+from dp_accounting_oracle import (  # noqa: E402
+    RELATIONS,
+    dp_accounting_epsilon,
+    dpsgd_replace_one_epsilon,
 )
 
 RDP_VECTORS = [
@@ -94,49 +97,12 @@ PLD_VECTORS = {
     ),
 }
 
-RELATIONS = {
-    "replace_one": dp_accounting.NeighboringRelation.REPLACE_ONE,
-    "add_remove": dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
-}
-
 
 def dp_rdp_epsilon(sigma, q, steps, delta):
     accountant = RdpAccountant()
     event = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma))
     accountant.compose(dp_accounting.SelfComposedDpEvent(event, steps))
     return accountant.get_epsilon(delta)
-
-
-def _dp_pld(event, relation):
-    rel = RELATIONS[relation]
-    if isinstance(event, SelfComposedEvent):
-        return _dp_pld(event.event, relation).self_compose(event.count)
-    if isinstance(event, PoissonSubsampledGaussianEvent):
-        one = dp_pld.from_gaussian_mechanism(
-            event.noise_multiplier,
-            sampling_prob=event.sampling_rate,
-            neighboring_relation=rel,
-        )
-        return one.self_compose(event.steps)
-    if isinstance(event, GaussianEvent):
-        factor = 2.0 if relation == "replace_one" else 1.0
-        return dp_pld.from_gaussian_mechanism(
-            factor * event.noise_multiplier, neighboring_relation=rel
-        )
-    if isinstance(event, LaplaceEvent):
-        return dp_pld.from_laplace_mechanism(1.0 / event.epsilon)
-    if isinstance(event, PureDPEvent):
-        parameters = dp_common.DifferentialPrivacyParameters(event.epsilon, 0.0)
-        return dp_pld.from_privacy_parameters(parameters)
-    raise TypeError(event)
-
-
-def dp_pld_epsilon(events, relation, delta):
-    total = None
-    for event in events:
-        pld = _dp_pld(event, relation)
-        total = pld if total is None else total.compose(pld)
-    return total.get_epsilon_for_delta(delta)
 
 
 def _print_table(header, rows):
@@ -167,12 +133,7 @@ def dpsgd_rows(epsilons=(0.1, 0.3, 1.0, 4.0, 10.0), n_rows=20_000):
             random_state=0,
         ).fit(X, y)
         q, sigma, steps = clf.sampling_rate_, clf.noise_multiplier_, clf.n_steps_
-        accountant = dp_accounting.pld.PLDAccountant(RELATIONS["replace_one"])
-        sampled = dp_accounting.PoissonSampledDpEvent(
-            q, dp_accounting.GaussianDpEvent(sigma)
-        )
-        accountant.compose(dp_accounting.SelfComposedDpEvent(sampled, steps))
-        theirs = accountant.get_epsilon(1e-5)
+        theirs = dpsgd_replace_one_epsilon(q, sigma, steps, 1e-5)
         renyi_sigma = calibrate_gaussian_noise_multiplier(
             epsilon, 1e-5, q, steps, accountant=RDPAccountant()
         )
@@ -211,7 +172,7 @@ def main(argv=None):
     rows = []
     for name, (events, delta) in PLD_VECTORS.items():
         for relation in RELATIONS:
-            theirs = dp_pld_epsilon(events, relation, delta)
+            theirs = dp_accounting_epsilon(events, relation, delta)
             ours = PLDAccountant(relation).compose(events, delta).epsilon
             rows.append(
                 [name, relation, f"{delta:g}", f"{theirs:.6f}", f"{ours:.6f}"]
