@@ -163,10 +163,7 @@ def plan_output(
     residual = solver.residual * (math.sqrt(models) if loss is not None else 1.0)
     sensitivity = output_sensitivity(C, row_norm, n_classes, loss) + 2.0 * residual
     size = rank * n_features
-    if delta > 0:
-        noise = plan_gaussian(sensitivity, size, epsilon=epsilon, delta=delta)
-    else:
-        noise = plan_l2_vector(sensitivity, epsilon, size)
+    noise = _noise_plan(sensitivity, size, epsilon, delta)
     check_magnitudes(
         "output perturbation", **{"the noise scale": noise.scale * noise.gamma * size}
     )
@@ -199,6 +196,13 @@ def _noisy(coef: np.ndarray, noise: NoisePlan, softmax: bool, source) -> np.ndar
     basis = helmert(n_classes)  # rows: U^T
     noisy = add_noise(noise, (basis @ coef).ravel(), source)
     return basis.T @ np.reshape(noisy, (n_classes - 1, -1))
+
+
+def _noise_plan(sensitivity, size, epsilon, delta) -> NoisePlan:
+    """Gaussian noise when ``delta > 0``, else the pure L2-vector mechanism."""
+    if delta > 0:
+        return plan_gaussian(sensitivity, size, epsilon=epsilon, delta=delta)
+    return plan_l2_vector(sensitivity, epsilon, size)
 
 
 def output_event(epsilon: float, delta: float):
@@ -241,13 +245,8 @@ def output_perturbation(coef, *, epsilon, delta, C, row_norm, source):
 
     Notes
     -----
-    A multinomial minimiser lies in ``S = {W : 1^T W = 0}``: the softmax
-    loss gradients have columns summing to zero over the classes, so the
-    first-order condition gives ``1^T W = 0``. The noise is added to its
-    coordinates ``V = U^T W`` in an orthonormal basis ``U`` of
-    ``{u : 1^T u = 0}`` (``(K - 1) d`` numbers, the same sensitivity, as the
-    map is an isometry on ``S``), and ``U V`` is released: noise along the
-    complement of ``S`` would only shift all class scores equally.
+    A multinomial model gets its noise in the subspace ``1^T W = 0`` of the
+    minimiser, as :func:`run_output` explains.
 
     Examples
     --------
@@ -263,9 +262,6 @@ def output_perturbation(coef, *, epsilon, delta, C, row_norm, source):
     n_classes = 2 if coef.shape[0] == 1 else coef.shape[0]
     sensitivity = output_sensitivity(C, row_norm, n_classes)
     size = coef.shape[1] * (n_classes - 1)
-    if delta > 0:
-        plan = plan_gaussian(sensitivity, size, epsilon=epsilon, delta=delta)
-    else:
-        plan = plan_l2_vector(sensitivity, epsilon, size)
+    plan = _noise_plan(sensitivity, size, epsilon, delta)
     noisy = _noisy(coef, plan, n_classes > 2, check_random_source(source))
     return noisy, plan.event
