@@ -47,9 +47,9 @@ from skdp.linear_model import DPLinearRegression, DPLinearSVC, _adassp, _losses 
 #: DP-SGD's default clipping norm for regression, in units of R (1 is the
 #: loss's worst-case slope at w = 0).
 CLIP_SCALES = (0.3, 0.4, 0.6, 1.0)
-#: DP-SGD's cap on a prediction's accumulated noise for regression (None:
-#: the classifiers' 2.5), in units of the scaled targets.
-NOISE_CAPS = (None, 0.5, 0.25, 0.15, 0.1)
+#: DP-SGD's cap on a prediction's accumulated noise for regression (2.5 is
+#: the classifiers' cap), in units of the scaled targets.
+NOISE_CAPS = (2.5, 0.5, 0.25, 0.15, 0.1)
 
 
 def _validation(loader, stratify):

@@ -19,7 +19,7 @@ from ..accounting._events import PoissonSubsampledGaussianEvent
 from ..mechanisms import NoisePlan, add_noise, plan_gaussian
 from ..utils._random import check_random_source
 from ._feasibility import check_magnitudes
-from ._losses import LogisticLoss, MarginLoss
+from ._losses import MARGIN_NOISE_STD, LogisticLoss, MarginLoss
 
 __all__ = [
     "DPSGDPlan",
@@ -29,11 +29,6 @@ __all__ = [
     "plan_dpsgd",
     "run_dpsgd",
 ]
-
-#: Standard deviation of the noise that the default learning rate lets DP-SGD
-#: accumulate in the margin of a row of norm ``R`` (see
-#: :func:`default_learning_rate`).
-MARGIN_NOISE_STD = 2.5
 
 
 def clipped_gradient_sum(Z, Y, W, max_grad_norm, loss=None):
@@ -267,11 +262,7 @@ def plan_dpsgd(
             C=C,
             curvature=shape.curvature,
             step_factor=shape.step_factor,
-            margin_noise_std=(
-                MARGIN_NOISE_STD
-                if shape.margin_noise_std is None
-                else shape.margin_noise_std
-            ),
+            margin_noise_std=shape.margin_noise_std,
         )
     plan = _dpsgd_plan(
         sampling_rate,

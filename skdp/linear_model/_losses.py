@@ -52,6 +52,11 @@ STEP_FACTOR_HUBER_HINGE = 4.0
 #: 0.4, 0.1804 at 0.3, 0.1742 at 0.6, 0.1563 at the worst-case 1).
 CLIP_SCALE_HUBER = 0.4
 
+#: Standard deviation of the noise that DP-SGD's default learning rate lets
+#: accumulate in the margin of a row of norm ``R``, for the classifiers'
+#: losses (see :func:`skdp.linear_model._dpsgd.default_learning_rate`).
+MARGIN_NOISE_STD = 2.5
+
 #: DP-SGD's cap on the accumulated noise of a prediction for the Huber
 #: regression loss, in units of the scaled targets (whose range is
 #: ``[-1, 1]``; the classifiers' margins use ``MARGIN_NOISE_STD`` = 2.5, which
@@ -81,14 +86,13 @@ class MarginLoss:
         return self.zero_slope
 
     @property
-    def margin_noise_std(self) -> float | None:
-        """DP-SGD's cap on the accumulated noise of a margin, or None.
+    def margin_noise_std(self) -> float:
+        """DP-SGD's cap on the accumulated noise of a margin (public).
 
-        None means DP-SGD's own default (``MARGIN_NOISE_STD``, chosen for
-        the classifiers' margins); a loss whose margins live on another
-        scale sets its own.
+        ``MARGIN_NOISE_STD``, chosen for the classifiers' margins, unless a
+        loss whose margins live on another scale sets its own.
         """
-        return None
+        return MARGIN_NOISE_STD
 
     def value(self, m: np.ndarray, t: np.ndarray) -> np.ndarray:  # pragma: no cover
         """Loss of each row."""
@@ -265,7 +269,7 @@ class HuberLoss(MarginLoss):
         return CLIP_SCALE_HUBER
 
     @property
-    def margin_noise_std(self) -> float | None:
+    def margin_noise_std(self) -> float:
         return MARGIN_NOISE_STD_HUBER
 
     def value(self, m, t):
