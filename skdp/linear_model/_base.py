@@ -298,6 +298,12 @@ class _BaseDPLinear(PrivateEstimatorMixin):
         self.coef_ = coef
         self.intercept_ = intercept
 
+    def _linear_scores(self, X) -> np.ndarray:
+        """``X coef_.T + intercept_`` on validated input (post-processing)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return X @ self.coef_.T + self.intercept_
+
 
 class _BaseDPLinearClassifier(_BaseDPLinear):
     """A private linear classifier: labels, scores and predictions."""
@@ -331,9 +337,7 @@ class _BaseDPLinearClassifier(_BaseDPLinear):
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        scores = X @ self.coef_.T + self.intercept_
+        scores = self._linear_scores(X)
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X):

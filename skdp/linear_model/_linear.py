@@ -333,8 +333,4 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
         -------
         y : ndarray of shape (n_samples,)
         """
-        from ..utils._sklearn_compat import check_is_fitted, validate_data
-
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.coef_ + self.intercept_
+        return self._linear_scores(X)
