@@ -14,6 +14,10 @@ _PUBLIC_MODULES = (
     "skdp.linear_model",
     "skdp.synthesis",
     "skdp.model_selection",
+    "skdp.preprocessing",
+    "skdp.naive_bayes",
+    "skdp.decomposition",
+    "skdp.cluster",
 )
 
 
