@@ -4,6 +4,12 @@ The :class:`PrivacyBudget` is shared by every private estimator through its
 ``budget=`` parameter; each fit charges it before touching the data.
 """
 
+from ._pipeline_check import (
+    PipelinePrivacyReport,
+    StepPrivacy,
+    check_pipeline,
+    step_privacy,
+)
 from .accounting import PrivacyBudget
 from .exceptions import (
     BudgetExceededError,
@@ -24,7 +30,11 @@ __all__ = [
     "DPLogisticRegression",
     "LedgerError",
     "PMWSynthesizer",
+    "PipelinePrivacyReport",
     "PrivacyBudget",
     "PrivacyLeakWarning",
+    "StepPrivacy",
     "__version__",
+    "check_pipeline",
+    "step_privacy",
 ]

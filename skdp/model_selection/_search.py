@@ -14,6 +14,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags, indexable
 from sklearn.utils.metaestimators import available_if
 
+from .._pipeline_check import step_privacy
 from ..accounting._budget import PrivacyBudget
 from ..accounting._calibration import calibrate_parameter
 from ..accounting._events import (
@@ -39,7 +40,6 @@ from ..utils._sklearn_compat import (
     num_samples,
     safe_indexing,
 )
-from ._steps import step_privacy
 from ._stopping import sample_poisson, sample_truncated_negative_binomial
 
 __all__ = ["PrivateSearchCV"]
@@ -297,7 +297,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
     earlier step must learn nothing from the values of the data
     (scikit-learn's stateless transformers such as ``Normalizer`` and
     ``FunctionTransformer``, ``OneHotEncoder`` with declared categories; see
-    :func:`~skdp.model_selection._steps.step_privacy`): they are fitted
+    :func:`~skdp.step_privacy`): they are fitted
     once, before the charge, and only the last step's parameters can be
     tuned. A step that learns from the data without privacy (for example
     ``StandardScaler``) or a second private step is refused before the
@@ -433,7 +433,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         model could carry information the search's event does not cover: the
         private estimator must be the last step, and every earlier step must
         learn nothing from the data (see
-        :func:`~skdp.model_selection._steps.step_privacy`).
+        :func:`~skdp.step_privacy`).
         """
         if isinstance(estimator, Pipeline):
             name, final = estimator.steps[-1]

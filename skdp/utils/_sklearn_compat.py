@@ -8,6 +8,7 @@ package.
 from numbers import Integral, Real
 
 from sklearn.base import _fit_context
+from sklearn.model_selection._search import BaseSearchCV
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import (
     HasMethods,
@@ -24,6 +25,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 from threadpoolctl import threadpool_limits
 
 __all__ = [
+    "BaseSearchCV",
     "HasMethods",
     "Integral",
     "Interval",
