@@ -50,16 +50,30 @@ def _encoder(frame):
     )
 
 
+def _pop_target(frame) -> np.ndarray:
+    """The income label as 0/1, from the shared file (">50K" strings) or the
+    bundled one (already 0/1)."""
+    column = frame.pop(frame.columns[-1])
+    if column.dtype.kind in "iub":
+        return column.to_numpy(dtype=int)
+    return column.astype(str).str.strip().str.startswith(">").to_numpy(dtype=int)
+
+
+def load_raw_split():
+    """The split of :func:`load_data` before any encoding.
+
+    ``frame_train, frame_test, y_train, y_test``: the same rows in the same
+    order, the features as a DataFrame (for pipelines that encode privately).
+    """
+    frame = _frame()
+    y = _pop_target(frame)
+    return tuple(train_test_split(frame, y, test_size=0.2, stratify=y, random_state=0))
+
+
 def load_data():
     """``X_train, X_test, y_train, y_test`` (rows of unit L2 norm)."""
-    frame = _frame()
-    target = frame.columns[-1]
-    y = frame.pop(target).astype(str).str.strip().str.startswith(">").to_numpy()
-    y = np.asarray(y, dtype=int)
-    X_train, X_test, y_train, y_test = train_test_split(
-        frame, y, test_size=0.2, stratify=y, random_state=0
-    )
-    prep = _encoder(frame)
+    X_train, X_test, y_train, y_test = load_raw_split()
+    prep = _encoder(X_train)
     return prep.fit_transform(X_train), prep.transform(X_test), y_train, y_test
 
 
