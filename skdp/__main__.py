@@ -55,12 +55,27 @@ def _synthesize(args, parser) -> int:
     return 0
 
 
+def _version_line() -> str:
+    """skdp's version and those of the libraries its results depend on."""
+    import numpy
+    import scipy
+    import sklearn
+
+    from . import __version__
+
+    return (
+        f"skdp {__version__} (Python {sys.version.split()[0]}, scikit-learn "
+        f"{sklearn.__version__}, numpy {numpy.__version__}, scipy {scipy.__version__})"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m skdp``."""
     parser = argparse.ArgumentParser(
         prog="python -m skdp",
         description="skdp: differential privacy that drops into scikit-learn.",
     )
+    parser.add_argument("--version", action="version", version=_version_line())
     sub = parser.add_subparsers(dest="command", required=True, metavar="command")
     _add_demo(sub)
     _add_synthesize(sub)
