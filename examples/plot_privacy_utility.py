@@ -37,7 +37,7 @@ from skdp.datasets import load_adult
 
 FAST = bool(os.environ.get("SKDP_EXAMPLES_FAST"))  # set by the test suite
 
-adult = load_adult()
+adult = load_adult(as_frame=True)
 X, y = adult.data.drop(columns="fnlwgt"), adult.target
 X_train, X_test, y_train, y_test = train_test_split(
     X, y, test_size=0.2, stratify=y, random_state=0

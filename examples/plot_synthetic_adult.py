@@ -25,7 +25,7 @@ from skdp.datasets import ADULT_SYNTHESIS_COLUMNS, load_adult
 
 FAST = bool(os.environ.get("SKDP_EXAMPLES_FAST"))  # set by the test suite
 
-adult = load_adult(discretized=True)
+adult = load_adult(discretized=True, as_frame=True)
 columns = list(ADULT_SYNTHESIS_COLUMNS)
 if FAST:
     columns = ["workclass", "race", "sex", "income>50K"]

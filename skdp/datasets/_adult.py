@@ -39,7 +39,7 @@ _RAW_NUMERIC_COLUMNS = frozenset(
 )
 
 
-def load_adult(*, as_frame=True, discretized=False, return_X_y=False):
+def load_adult(*, as_frame=False, discretized=False, return_X_y=False):
     """Load the UCI Adult census income data set (binary classification).
 
     Two versions are shipped with skdp:
@@ -62,11 +62,12 @@ def load_adult(*, as_frame=True, discretized=False, return_X_y=False):
 
     Parameters
     ----------
-    as_frame : bool, default=True
+    as_frame : bool, default=False
         If True, ``data`` is a pandas DataFrame, ``target`` a Series and
-        ``frame`` a DataFrame holding both; this requires pandas. If False,
-        NumPy arrays are returned and ``frame`` is None; see Notes for the
-        encoding.
+        ``frame`` a DataFrame holding both; this requires pandas (not a
+        dependency of skdp). If False (the default, as in scikit-learn's
+        loaders), NumPy arrays are returned and ``frame`` is None; see Notes
+        for the encoding.
 
     discretized : bool, default=False
         If True, load the integer-coded benchmark version and add ``domain``
@@ -85,21 +86,29 @@ def load_adult(*, as_frame=True, discretized=False, return_X_y=False):
             as ``int64`` and categorical columns as pandas ``category`` dtype.
             Raw version with ``as_frame=False``: ``float64`` array in which
             each categorical column holds the position of the value in
-            ``categories[column]``. Discretized version: ``int64`` codes.
+            ``categories[column]``. Discretized version: ``int64`` codes
+            (``as_frame=False``) or ``category`` columns of those codes.
         target : {ndarray, Series} of shape (n_samples,)
             ``int64``, 1 if income exceeds 50K USD a year, else 0. As a
             Series it is named ``"income>50K"``.
         frame : DataFrame of shape (n_samples, n_features + 1) or None
-            Features and target together; None if ``as_frame=False``.
+            Features and target together; None if ``as_frame=False``. In
+            the discretized version every column of the frame, the target
+            included, is a pandas ``category`` column whose categories are
+            the column's whole published domain ``0 .. domain[c] - 1``, so
+            :class:`~skdp.PMWSynthesizer` reads them as declared categories.
         feature_names : list of str
             Names of the feature columns, in file order.
         target_names : ndarray of shape (2,)
             Class labels, ``["<=50K", ">50K"]``: ``target_names[target]`` gives
             the label of each row.
-        categories : dict of str to list of str
-            Raw version only. For each categorical feature, its categories in
+        categories : dict of str to list
+            Raw version: for each categorical feature, its categories in
             sorted order; the same lists are the categories of the pandas
             ``category`` columns and index the codes in the NumPy ``data``.
+            Discretized version: for every column, the target included, the
+            codes ``list(range(domain[c]))``: ready for
+            ``PMWSynthesizer(categories=...)`` or ``OneHotEncoder``.
         domain : dict of str to int
             Discretized version only. Number of codes of each column,
             target included: every value of column ``c`` lies in
@@ -158,18 +167,22 @@ def load_adult(*, as_frame=True, discretized=False, return_X_y=False):
     Examples
     --------
     >>> from skdp.datasets import load_adult
-    >>> adult = load_adult()
-    >>> adult.data.shape
-    (30162, 14)
-    >>> adult.data["sex"].cat.categories.tolist()
-    ['Female', 'Male']
+    >>> adult = load_adult()  # NumPy arrays; no pandas needed
+    >>> adult.data.shape, adult.categories["sex"]
+    ((30162, 14), ['Female', 'Male'])
     >>> round(float(adult.target.mean()), 3)
     0.249
-    >>> X, y = load_adult(discretized=True, as_frame=False, return_X_y=True)
+    >>> X, y = load_adult(discretized=True, return_X_y=True)
     >>> X.shape, y.shape
     ((48842, 13), (48842,))
     >>> load_adult(discretized=True).domain["age"]
     85
+
+    With pandas installed, ``as_frame=True`` gives typed columns:
+
+    >>> frame = load_adult(as_frame=True).frame  # doctest: +SKIP
+    >>> frame["sex"].cat.categories.tolist()  # doctest: +SKIP
+    ['Female', 'Male']
     """
     for name, value in [
         ("as_frame", as_frame),
@@ -257,18 +270,30 @@ def _load_discretized(pandas):
     data = np.delete(codes, target_index, axis=1)
     target = codes[:, target_index]
 
+    domain = {name: int(size) for name, size in domain.items()}
+    categories = {name: list(range(size)) for name, size in domain.items()}
     if pandas is None:
         frame = None
     else:
-        frame = pandas.DataFrame(codes, columns=header)
+        # The published domain is the dtype: every code 0 .. domain - 1 is a
+        # category even when no row has it.
+        frame = pandas.DataFrame(
+            {
+                name: pandas.Categorical.from_codes(
+                    codes[:, index], categories=categories[name]
+                )
+                for index, name in enumerate(header)
+            }
+        )
         data = frame[feature_names]
-        target = frame[_TARGET_NAME]
+        target = pandas.Series(target, name=_TARGET_NAME)
     return Bunch(
         data=data,
         target=target,
         frame=frame,
         feature_names=feature_names,
-        domain={name: int(size) for name, size in domain.items()},
+        domain=domain,
+        categories=categories,
     )
 
 

@@ -40,7 +40,7 @@ RAW_CATEGORICAL = [name for name in RAW_FEATURES if name not in RAW_NUMERIC]
 
 @pytest.fixture(scope="module")
 def raw_frame():
-    return load_adult()
+    return load_adult(as_frame=True)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def raw_array():
 
 @pytest.fixture(scope="module")
 def discretized_frame():
-    return load_adult(discretized=True)
+    return load_adult(discretized=True, as_frame=True)
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +148,15 @@ def test_discretized_shapes_and_dtypes(discretized_frame, discretized_array):
         name for name in domain if name != "income>50K"
     ]
     assert list(discretized_frame.frame.columns) == list(domain)
-    assert (discretized_frame.frame.dtypes == np.int64).all()
+    # Every column's dtype carries its whole published domain.
+    for name, size in domain.items():
+        column = discretized_frame.frame[name]
+        assert column.dtype == "category", name
+        assert column.cat.categories.tolist() == list(range(size)), name
+    assert discretized_frame.target.dtype == np.int64
+    assert discretized_array.categories == {
+        name: list(range(size)) for name, size in domain.items()
+    }
     assert discretized_array.frame is None
     assert discretized_array.data.dtype == np.int64
     assert discretized_array.target.dtype == np.int64
@@ -162,8 +170,9 @@ def test_discretized_domain_respected(discretized_frame):
     assert all(isinstance(size, int) for size in domain.values())
     codes = discretized_frame.frame
     for name, size in domain.items():
-        assert codes[name].min() >= 0, name
-        assert codes[name].max() < size, name
+        values = codes[name].astype(np.int64)
+        assert values.min() >= 0, name
+        assert values.max() < size, name
 
 
 def test_discretized_target_balance(discretized_frame):
@@ -204,11 +213,12 @@ def test_as_frame_without_pandas_raises(monkeypatch):
     # A None entry in sys.modules makes ``import pandas`` raise ImportError.
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(ImportError, match="requires pandas"):
-        load_adult()
+        load_adult(as_frame=True)
     with pytest.raises(ImportError, match="requires pandas"):
-        load_adult(discretized=True)
-    bunch = load_adult(as_frame=False)
-    assert bunch.data.shape == (N_RAW, 14)
+        load_adult(discretized=True, as_frame=True)
+    # The default needs no pandas.
+    assert load_adult().data.shape == (N_RAW, 14)
+    assert load_adult(discretized=True).data.shape == (N_DISCRETIZED, 13)
 
 
 @pytest.mark.parametrize("name", ["as_frame", "discretized", "return_X_y"])
@@ -222,3 +232,28 @@ def test_synthesis_columns_are_discretized_columns():
     assert len(set(ADULT_SYNTHESIS_COLUMNS)) == 8
     assert set(ADULT_SYNTHESIS_COLUMNS) <= set(domain)
     assert "income>50K" in ADULT_SYNTHESIS_COLUMNS
+
+
+def test_synthesizer_takes_the_published_domain_from_the_frame(discretized_frame):
+    import warnings
+
+    from skdp import PMWSynthesizer
+    from skdp.exceptions import PrivacyLeakWarning
+
+    columns = ["age", "sex", "income>50K"]
+    table = discretized_frame.frame[columns].iloc[:2000]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # nothing read
+        synth = PMWSynthesizer(n_rounds=2, random_state=0).fit(table)
+    sample = synth.sample(50)
+    assert sample["age"].cat.categories.tolist() == list(range(85))
+    # The arrays' categories do the same for the NumPy version.
+    array = load_adult(discretized=True)
+    index = [array.feature_names.index(c) for c in columns[:2]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        PMWSynthesizer(
+            n_rounds=2,
+            categories=[array.categories[c] for c in columns[:2]],
+            random_state=0,
+        ).fit(array.data[:2000, index])

@@ -191,7 +191,7 @@ def test_estimator_recovers_from_a_flat_start():
 
 
 def test_adult_14_columns_use_a_small_junction_tree():
-    data = load_adult(discretized=True)
+    data = load_adult(discretized=True, as_frame=True)
     X = data.frame
     categories = {c: list(range(k)) for c, k in data.domain.items()}
     synth = PMWSynthesizer(
