@@ -8,6 +8,17 @@ relation is replace-one (the number of rows is public).
 """
 
 from ._histograms import histogram, histogramdd
+from ._quantiles import median, quantile
 from ._statistics import count, mean, std, sum, var
 
-__all__ = ["count", "histogram", "histogramdd", "mean", "std", "sum", "var"]
+__all__ = [
+    "count",
+    "histogram",
+    "histogramdd",
+    "mean",
+    "median",
+    "quantile",
+    "std",
+    "sum",
+    "var",
+]
