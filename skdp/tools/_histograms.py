@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as np
 
@@ -277,14 +276,18 @@ def histogramdd(
         )
     X = rows_of(arr, None, "histogramdd")
     d = X.shape[1]
-    if np.ndim(bins) == 0:
+    if isinstance(bins, Integral | np.integer):
         per_dim_bins = [bins] * d
-    elif all(np.ndim(b) == 0 for b in bins) and len(bins) == d:
-        per_dim_bins = [operator.index(b) for b in bins]
     else:
         per_dim_bins = list(bins)
-    if len(per_dim_bins) != d:
-        raise ValueError(f"bins must give one entry per dimension ({d}).")
+        if len(per_dim_bins) != d or not (
+            all(np.ndim(b) == 0 for b in per_dim_bins)
+            or all(np.ndim(b) <= 1 for b in per_dim_bins)
+        ):
+            raise ValueError(
+                f"bins must be an integer or give one entry (a number of bins or "
+                f"an array of edges) per dimension ({d})."
+            )
     ranges = [None] * d if range is None else list(range)
     if len(ranges) != d:
         raise ValueError(f"range must give one (low, high) per dimension ({d}).")
