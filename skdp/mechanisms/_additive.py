@@ -28,6 +28,7 @@ from ..accounting._analytic_gaussian import gaussian_noise_multiplier
 from ..accounting._events import GaussianEvent, LaplaceEvent, PrivacyEvent, PureDPEvent
 from ..utils._random import RandomSource, check_random_source
 from ._samplers import (
+    _MAX_GRID_INDEX,
     grid_spacing,
     round_to_grid,
     sample_discrete_gaussian,
@@ -127,7 +128,9 @@ def _check_scale(scale: float, what: str) -> None:
         )
 
 
-def plan_laplace(sensitivity, epsilon, size, *, label="") -> NoisePlan:
+def plan_laplace(
+    sensitivity, epsilon, size, *, label="", magnitude=None, integer=False
+) -> NoisePlan:
     """Plan the Laplace mechanism on ``size`` coordinates; epsilon-DP.
 
     Parameters
@@ -140,13 +143,29 @@ def plan_laplace(sensitivity, epsilon, size, *, label="") -> NoisePlan:
         Number of coordinates.
     label : str, default=""
         Label of the event.
+    magnitude : float or None, default=None
+        A public bound on ``|value|`` that the plan must carry exactly. The
+        grid is coarsened (by powers of two) until ``magnitude`` is within
+        ``2**50`` grid steps, so that :func:`add_noise` never clips a value
+        of that size; the rounding slack grows with the grid and is charged
+        as always. ``None`` keeps the default grid (values beyond about
+        ``2**18`` noise scales are then clipped).
+    integer : bool, default=False
+        The values are integers (counts) and ``Delta_1`` is an integer: the
+        grid is the integers themselves, rounding is the identity and needs
+        no slack, and the noise is the two-sided geometric distribution of
+        scale ``Delta_1 / epsilon`` (Ghosh, Roughgarden & Sundararajan 2009).
+        Its expected absolute value, ``2 p / (1 - p**2)`` with
+        ``p = exp(-epsilon / Delta_1)``, is below the continuous Laplace's
+        ``Delta_1 / epsilon``.
 
     Returns
     -------
     plan : NoisePlan
         ``kind="laplace"``, event ``LaplaceEvent(epsilon)``; ``scale`` is
         ``(Delta_1 + size gamma) / (epsilon gamma)`` grid steps (see
-        :func:`laplace_mechanism`).
+        :func:`laplace_mechanism`), or ``Delta_1 / epsilon`` with
+        ``gamma = 1`` when ``integer``.
 
     Examples
     --------
@@ -159,8 +178,26 @@ def plan_laplace(sensitivity, epsilon, size, *, label="") -> NoisePlan:
     epsilon = _check_positive("epsilon", epsilon)
     size = _check_size(size)
     _check_scale(sensitivity / epsilon, "the Laplace mechanism")
-    gamma = grid_spacing(sensitivity / epsilon)
-    scale = (sensitivity + size * gamma) / (epsilon * gamma)
+    if magnitude is not None:
+        magnitude = float(magnitude)
+        if not (math.isfinite(magnitude) and magnitude >= 0):
+            raise ValueError(f"magnitude must be finite and >= 0, got {magnitude!r}.")
+    if integer:
+        if sensitivity != int(sensitivity):
+            raise ValueError(
+                f"integer=True needs an integer sensitivity, got {sensitivity!r}."
+            )
+        if magnitude is not None and magnitude > _MAX_GRID_INDEX:
+            raise ValueError(
+                f"Integer values up to {magnitude:.3g} exceed the {_MAX_GRID_INDEX:g} "
+                "that the integer grid carries exactly."
+            )
+        gamma, scale = 1.0, sensitivity / epsilon
+    else:
+        gamma = grid_spacing(sensitivity / epsilon)
+        if magnitude is not None and magnitude / gamma > _MAX_GRID_INDEX:
+            gamma = 2.0 ** math.ceil(math.log2(magnitude / _MAX_GRID_INDEX))
+        scale = (sensitivity + size * gamma) / (epsilon * gamma)
     return NoisePlan(
         "laplace", size, sensitivity, gamma, scale, LaplaceEvent(epsilon, label=label)
     )

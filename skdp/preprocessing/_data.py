@@ -1,0 +1,257 @@
+"""Differentially private standard scaling."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+
+from ..accounting._events import ComposedEvent
+from ..base import FitPlan, PrivateEstimatorMixin
+from ..tools._moments import noisy_moments, plan_moments
+from ..tools._validation import resolve_bounds
+from ..utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    Real,
+    check_is_fitted,
+    fit_context,
+    validate_data,
+)
+
+__all__ = ["DPStandardScaler"]
+
+
+class DPStandardScaler(
+    PrivateEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+):
+    """Standardise features with a private mean and variance.
+
+    The private counterpart of :class:`sklearn.preprocessing.StandardScaler`:
+    ``z = (x - mean_) / scale_`` where ``mean_`` and ``var_`` are noisy
+    column statistics computed under public per-feature ``bounds``. The fit
+    charges ``budget`` once, before reading the data; a refused charge
+    raises :class:`~skdp.exceptions.BudgetExceededError` and leaves the
+    scaler unfitted. ``transform`` only applies the released statistics
+    (post-processing: free).
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy parameter of the fit, > 0. With both ``with_mean`` and
+        ``with_std`` half goes to the means and half to the variances.
+    bounds : (lower, upper) or None, default=None
+        Public bounds of the features: scalars, or arrays with one value per
+        feature. Values outside are clipped to them for the fit (not in
+        ``transform``). ``None`` reads each feature's minimum and maximum
+        from the data and emits a :class:`~skdp.exceptions.PrivacyLeakWarning`:
+        those extremes are then not protected.
+    with_mean : bool, default=True
+        Centre the data (release noisy means).
+    with_std : bool, default=True
+        Scale to unit variance (release noisy variances).
+    copy : bool, default=True
+        ``False`` lets ``transform`` work in place where possible.
+    budget : PrivacyBudget or None, default=None
+        Shared budget charged by every fit; ``None`` records the spend only
+        on the scaler (``privacy_event_``).
+    random_state : int, RandomState instance or None, default=None
+        ``None`` draws noise from the operating system's CSPRNG: the only
+        choice for a release. A seed makes fits reproducible, which is for
+        tests and examples only: whoever knows the seed can remove the noise.
+
+    Attributes
+    ----------
+    mean_ : ndarray of shape (n_features,) or None
+        Noisy feature means, within the bounds; None when
+        ``with_mean=False`` (unlike scikit-learn, it is not computed then:
+        it would cost privacy).
+    var_ : ndarray of shape (n_features,) or None
+        Noisy feature variances (``ddof=0``), within
+        ``[0, (upper - lower)**2 / 4]``; None when ``with_std=False``.
+    scale_ : ndarray of shape (n_features,) or None
+        ``sqrt(var_)``, with zeros replaced by 1 (as scikit-learn does for
+        constant features); None when ``with_std=False``.
+    n_samples_seen_ : int
+        Number of rows of the fit (public under replace-one).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Only when ``X`` has string feature names.
+    bounds_ : tuple of ndarray
+        The per-feature ``(lower, upper)`` used.
+    privacy_event_ : PrivacyEvent
+        What the fit charged.
+    epsilon_, delta_ : float
+        What ``privacy_event_`` costs (``delta_`` is 0).
+    budget_entry_ : LedgerEntry or None
+        The fit's entry in ``budget``.
+
+    See Also
+    --------
+    sklearn.preprocessing.StandardScaler : The non-private scaler.
+    skdp.tools.mean, skdp.tools.var : The same statistics as functions.
+
+    Notes
+    -----
+    epsilon-DP under replace-one neighbours (one row replaced, ``n``
+    public). For feature ``j`` clipped to ``[L_j, U_j]``, ``w_j = U_j - L_j``:
+
+    * the mean moves by at most ``w_j / n``;
+    * the population variance by at most ``(n - 1) w_j**2 / n**2`` (derived
+      in :mod:`skdp.tools._moments`).
+
+    A row touches every feature, so each statistic is one Laplace mechanism
+    over the ``d`` features (Dwork, McSherry, Nissim & Smith 2006,
+    Theorem 1): feature ``j``'s mean receives noise of scale
+    ``d w_j / (n epsilon_mean)`` and its variance
+    ``d (n - 1) w_j**2 / (n**2 epsilon_var)``, with
+    ``epsilon_mean = epsilon_var = epsilon / 2`` when both are released (all
+    of epsilon to the one released otherwise; nothing is charged when
+    neither is). The noise is the discrete Laplace on a fine grid
+    (:func:`~skdp.mechanisms.laplace_mechanism`); the noisy means are
+    clipped to the bounds and the variances to ``[0, w_j**2 / 4]``, which
+    can only reduce the error. The variance is released directly, not from
+    a noisy mean and second moment, which would cost more noise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import PrivacyBudget
+    >>> from skdp.preprocessing import DPStandardScaler
+    >>> X = np.array([[20.0, 40.0], [40.0, 45.0], [60.0, 35.0], [30.0, 50.0]] * 250)
+    >>> budget = PrivacyBudget(epsilon=1.0)
+    >>> scaler = DPStandardScaler(epsilon=0.5, bounds=([17, 1], [90, 99]),
+    ...                           budget=budget, random_state=0).fit(X)
+    >>> np.round(scaler.mean_, 0)
+    array([38., 42.])
+    >>> budget.spent()
+    (0.5, 0.0)
+    """
+
+    _parameter_constraints: dict = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "bounds": ["array-like", None],
+        "with_mean": ["boolean"],
+        "with_std": ["boolean"],
+        "copy": ["boolean"],
+        "budget": [HasMethods(["spend"]), None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        bounds=None,
+        with_mean=True,
+        with_std=True,
+        copy=True,
+        budget=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.with_mean = with_mean
+        self.with_std = with_std
+        self.copy = copy
+        self.budget = budget
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # With random_state=None the noise comes from the OS CSPRNG.
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+    # ------------------------------------------------------------------ fit
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Compute the private mean and variance, charging ``budget`` first.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : DPStandardScaler
+        """
+        return self._fit_private(X)
+
+    def _prepare_fit(self, X, y=None):
+        X = validate_data(self, X, dtype=np.float64)
+        lower, upper = resolve_bounds(self.bounds, X, type(self).__name__)
+        return X, lower, upper
+
+    def _plan_fit(self, prepared) -> FitPlan:
+        X, lower, upper = prepared
+        if not (self.with_mean or self.with_std):
+            return FitPlan(ComposedEvent(()), settings={"moments": None})
+        plan = plan_moments(
+            lower,
+            upper,
+            X.shape[0],
+            float(self.epsilon),
+            mean=bool(self.with_mean),
+            var=bool(self.with_std),
+        )
+        return FitPlan(plan.event, settings={"moments": plan})
+
+    def _run_fit(self, prepared, plan, source) -> None:
+        X, lower, upper = prepared
+        moments = plan.settings["moments"]
+        mean = var = None
+        if moments is not None:
+            mean, var = noisy_moments(X, moments, source)
+        self.mean_ = mean
+        self.var_ = var
+        self.scale_ = None if var is None else np.where(var > 0, np.sqrt(var), 1.0)
+        self.n_samples_seen_ = X.shape[0]
+        self.bounds_ = (lower, upper)
+
+    # ------------------------------------------------------------ transform
+    def transform(self, X, copy=None):
+        """Standardise ``X`` with the released statistics.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        copy : bool or None, default=None
+            Copy ``X`` (``None`` follows the ``copy`` parameter).
+
+        Returns
+        -------
+        X_scaled : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        copy = self.copy if copy is None else copy
+        X = validate_data(self, X, reset=False, dtype=np.float64, copy=copy)
+        if self.mean_ is not None:
+            X -= self.mean_
+        if self.scale_ is not None:
+            X /= self.scale_
+        return X
+
+    def inverse_transform(self, X, copy=None):
+        """Undo :meth:`transform`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        copy : bool or None, default=None
+            Copy ``X`` (``None`` follows the ``copy`` parameter).
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        copy = self.copy if copy is None else copy
+        X = validate_data(self, X, reset=False, dtype=np.float64, copy=copy)
+        if self.scale_ is not None:
+            X *= self.scale_
+        if self.mean_ is not None:
+            X += self.mean_
+        return X

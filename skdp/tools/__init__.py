@@ -1,0 +1,24 @@
+"""Private numpy-like statistics: each call charges a budget once, then answers.
+
+Every function takes ``epsilon``, public ``bounds`` (or bins and ranges),
+a ``budget`` to charge and a ``random_state``, validates everything before
+the charge, and returns the noisy value as numpy would (a float or an
+array). The unit of privacy is a row of the input, and the neighbouring
+relation is replace-one (the number of rows is public).
+"""
+
+from ._histograms import histogram, histogramdd
+from ._quantiles import median, quantile
+from ._statistics import count, mean, std, sum, var
+
+__all__ = [
+    "count",
+    "histogram",
+    "histogramdd",
+    "mean",
+    "median",
+    "quantile",
+    "std",
+    "sum",
+    "var",
+]
