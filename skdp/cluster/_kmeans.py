@@ -43,6 +43,8 @@ class _KMeansInput:
     X: np.ndarray  # rows clipped to the bounds, minus the midpoint
     midpoint: np.ndarray
     half_width: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
 
 
 def _resolve_bounds(bounds, X) -> tuple[np.ndarray, np.ndarray]:
@@ -95,8 +97,9 @@ def count_sum_split(half_width: np.ndarray) -> float:
     >>> round(count_sum_split(np.full(8, 0.5)), 6)  # d**(2/3) for a cube
     4.0
     """
-    w1 = float(half_width.sum())
-    w2 = float(np.sqrt((half_width**2).sum()))
+    unit = half_width / half_width.max()  # the ratio is scale-free
+    w1 = float(unit.sum())
+    w2 = float(np.sqrt((unit**2).sum()))
     return (half_width.size * w1**2 / w2**2) ** (1.0 / 3.0)
 
 
@@ -313,7 +316,7 @@ class DPKMeans(
         if not (np.all(np.isfinite(midpoint)) and np.all(np.isfinite(half_width))):
             raise ValueError("bounds are too large for float64 arithmetic.")
         centred = np.clip(X, lower, upper) - midpoint
-        return _KMeansInput(centred, midpoint, half_width)
+        return _KMeansInput(centred, midpoint, half_width, lower, upper)
 
     def _plan_fit(self, prepared) -> FitPlan:
         """Noise of every release, from public quantities only."""
@@ -350,7 +353,7 @@ class DPKMeans(
         X, w = prepared.X, prepared.half_width
         n, d = X.shape
         k = int(self.n_clusters)
-        offset = 1e-3 * float(np.sqrt((w**2).sum()))
+        offset = 1e-3 * float(w.min())
 
         def variance(noise):  # of the discrete Laplace, in value units
             return 2.0 * (noise.scale * noise.gamma) ** 2
@@ -394,8 +397,7 @@ class DPKMeans(
                 centers[lost] = np.clip(
                     anchor + offset * directions(int(lost.sum())), -w, w
                 )
-        lower = prepared.midpoint - w
-        upper = prepared.midpoint + w
+        lower, upper = prepared.lower, prepared.upper
         self.cluster_centers_ = np.clip(centers + prepared.midpoint, lower, upper)
         self.bounds_ = (lower, upper)
         self.n_iter_ = int(self.max_iter)
