@@ -1,0 +1,5 @@
+"""Differentially private clustering."""
+
+from ._kmeans import DPKMeans
+
+__all__ = ["DPKMeans"]
