@@ -164,7 +164,8 @@ class DPKMeans(
     labels_ : ndarray of shape (n_samples,)
         Index of the nearest centre of each training row, i.e.
         ``predict(X)`` on the training data. **Not covered by the privacy
-        guarantee** (see Notes); delete it before sharing a fitted model.
+        guarantee** (see Notes): it is left out when the model is pickled
+        (or saved with joblib), so a shared model file does not carry it.
     n_iter_ : int
         ``max_iter`` (public).
     bounds_ : tuple of ndarray
@@ -235,8 +236,10 @@ class DPKMeans(
     API (``fit_predict``): it is the released centres applied to each
     training row, the same as ``predict(X_train)``. That is fine to hand
     back to each row's owner, but as a whole it is a per-row function of the
-    private data and is not differentially private: delete it
-    (``del km.labels_``) before publishing a fitted model. ``inertia_`` is
+    private data and is not differentially private. It is therefore left
+    out of the pickled state: a model saved with :mod:`pickle` or
+    :mod:`joblib` carries only the private centres, and an unpickled model
+    has no ``labels_``. Never publish ``labels_`` itself. ``inertia_`` is
     not provided: the training data's inertia is a private statistic
     (releasing it would need more noise and budget). :meth:`score` computes
     the (negative) inertia of data you give it.
@@ -402,7 +405,14 @@ class DPKMeans(
         self.bounds_ = (lower, upper)
         self.n_iter_ = int(self.max_iter)
         # Not private: each training row's nearest released centre (Notes).
-        self.labels_ = _nearest(X, centers)[0]
+        self.labels_ = _nearest(X, self.cluster_centers_ - prepared.midpoint)[0]
+
+    def __getstate__(self):
+        # labels_ is a per-row function of the private rows (Notes): it is
+        # for the data holder's own use and never travels with the model.
+        state = super().__getstate__()
+        state.pop("labels_", None)
+        return state
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

@@ -204,3 +204,15 @@ def test_transform_and_score_are_functions_of_the_centres():
     )
     assert km.score(X) == pytest.approx(-(D.min(axis=1) ** 2).sum())
     assert list(km.get_feature_names_out()) == ["dpkmeans0", "dpkmeans1", "dpkmeans2"]
+
+
+def test_training_labels_stay_out_of_a_saved_model():
+    import pickle
+
+    X = np.random.default_rng(0).uniform(0, 1, size=(200, 3))
+    km = DPKMeans(n_clusters=3, epsilon=5.0, bounds=(0, 1), random_state=0).fit(X)
+    np.testing.assert_array_equal(km.labels_, km.predict(X))
+    loaded = pickle.loads(pickle.dumps(km))
+    assert not hasattr(loaded, "labels_")  # a per-row function of the data
+    np.testing.assert_array_equal(loaded.cluster_centers_, km.cluster_centers_)
+    np.testing.assert_array_equal(loaded.predict(X), km.predict(X))
