@@ -31,7 +31,14 @@ def test_quick_demo_prints_the_table_the_ledger_and_draws_the_plot(tmp_path):
     assert set(QUICK_EPSILONS) <= set(EPSILONS)
     assert {method for _, method, _ in MODELS} == set(METHODS)
     # One entry per fit and the synthesizer; none for the refused fit.
-    assert len(result.budget.ledger) == len(MODELS) * len(QUICK_EPSILONS) + 1
+    # Two entries per pipeline fit (the private scaler and the model) and the
+    # synthesizer; none for the refused fit.
+    assert len(result.budget.ledger) == 2 * len(MODELS) * len(QUICK_EPSILONS) + 1
+    labels = [entry.label for entry in result.budget.ledger]
+    assert sum(label.startswith("DPStandardScaler(") for label in labels) == len(
+        MODELS
+    ) * len(QUICK_EPSILONS)
+    assert "private: yes" in text and "columntransformer__scale" in text
     assert "BudgetExceededError" in text and result.refused
     for method in METHODS:
         assert method in text
