@@ -55,7 +55,7 @@ def resolve_feature_bounds(bounds, X: np.ndarray, what: str):
         lower[flat] -= 0.5
         upper[flat] += 0.5
         return lower, upper, True
-    if isinstance(bounds, str) or np.ndim(bounds) == 0 or len(bounds) != 2:
+    if isinstance(bounds, str) or not hasattr(bounds, "__len__") or len(bounds) != 2:
         raise ValueError(
             "bounds must be a pair (lower, upper) of scalars or per-feature "
             f"arrays, got {bounds!r}."
