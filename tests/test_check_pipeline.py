@@ -144,3 +144,11 @@ def test_plain_sklearn_model_is_leaking():
     report = check_pipeline(LogisticRegression(), warn=False)
     assert not report.is_private
     assert math.isclose(report.epsilon, 0.0)
+
+
+def test_a_scaler_from_declared_bounds_is_stateless():
+    from skdp.preprocessing import BoundedMinMaxScaler, DPStandardScaler
+
+    assert step_privacy(BoundedMinMaxScaler(bounds=(0, 1))) == "stateless"
+    assert step_privacy(BoundedMinMaxScaler()) == "leaking"  # reads min and max
+    assert step_privacy(DPStandardScaler(bounds=(0, 1))) == "private"

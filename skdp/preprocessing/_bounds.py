@@ -254,6 +254,12 @@ class BoundedMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
         X /= self.scale_
         return X
 
+    @property
+    def _learns_from_data(self) -> bool:
+        """Whether a fit reads values of the data: only without declared
+        bounds (read by :func:`skdp.check_pipeline`)."""
+        return self.bounds is None
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
