@@ -67,7 +67,9 @@ class DPStandardScaler(
         it would cost privacy).
     var_ : ndarray of shape (n_features,) or None
         Noisy feature variances (``ddof=0``), within
-        ``[0, (upper - lower)**2 / 4]``; None when ``with_std=False``.
+        ``[floor, (upper - lower)**2 / 4]`` where ``floor`` is the standard
+        deviation of the variance's own noise (see Notes); None when
+        ``with_std=False``.
     scale_ : ndarray of shape (n_features,) or None
         ``sqrt(var_)``, with zeros replaced by 1 (as scikit-learn does for
         constant features); None when ``with_std=False``.
@@ -111,6 +113,16 @@ class DPStandardScaler(
     clipped to the bounds and the variances to ``[0, w_j**2 / 4]``, which
     can only reduce the error. The variance is released directly, not from
     a noisy mean and second moment, which would cost more noise.
+
+    **Variance floor.** A noisy variance is then raised to at least the
+    standard deviation of its own noise, ``sqrt(2)`` times its Laplace scale
+    (a public number: it depends on epsilon, the bounds and ``n`` only;
+    capped at ``w_j**2 / 4``). Without the floor, noise can push a small
+    variance to 0, and ``scale_`` (1 for a zero variance, as in
+    scikit-learn) or a tiny ``scale_`` would multiply that feature by up
+    to ``w_j`` and let it swamp the others downstream: on UCI Adult at
+    epsilon 0.1 over five columns, this happened in one fit out of six
+    (test accuracy 0.74 instead of 0.84). Post-processing, so free.
 
     Examples
     --------
@@ -205,6 +217,11 @@ class DPStandardScaler(
         mean = var = None
         if moments is not None:
             mean, var = noisy_moments(X, moments, source)
+        if var is not None:
+            # A variance below its own noise level is indistinguishable from
+            # 0 and would blow the feature up: floor it there (Notes).
+            floor = np.minimum(moments.var.noise_std(), (upper - lower) ** 2 / 4)
+            var = np.maximum(var, floor)
         self.mean_ = mean
         self.var_ = var
         self.scale_ = None if var is None else np.where(var > 0, np.sqrt(var), 1.0)

@@ -77,6 +77,17 @@ class VectorLaplacePlan:
     noise: NoisePlan | None
     event: PrivacyEvent
 
+    def noise_std(self) -> np.ndarray:
+        """Standard deviation of each coordinate's noise (public).
+
+        ``sqrt(2)`` times the Laplace scale ``m sensitivities[j] / epsilon``
+        (with the grid's rounding slack); 0 for an exact coordinate.
+        """
+        if self.noise is None:
+            return np.zeros_like(self.sensitivities)
+        step = self.noise.scale * self.noise.gamma  # Laplace scale, unit coords
+        return np.sqrt(2.0) * step * self.sensitivities
+
 
 def plan_vector_laplace(
     sensitivities, epsilon: float, *, magnitude: float, label: str = ""

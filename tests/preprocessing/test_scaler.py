@@ -115,3 +115,20 @@ def test_pandas_output_and_column_transformer():
     scaler = DPStandardScaler(bounds=BOUNDS, random_state=0).fit(frame[["a", "b"]])
     assert list(scaler.get_feature_names_out()) == ["a", "b"]
     assert list(scaler.feature_names_in_) == ["a", "b"]
+
+
+def test_a_variance_is_floored_at_its_own_noise_level():
+    # Constant columns: the noisy variance would often be clipped to 0, and
+    # scale_ would then be 1 whatever the bounds (a feature blown up by w).
+    n, epsilon, width = 200, 0.2, np.array([10.0, 1000.0])
+    X = np.zeros((n, 2))
+    laplace_scale = 2 * (n - 1) * width**2 / n**2 / (epsilon / 2)  # d = 2 columns
+    floor = np.minimum(np.sqrt(2) * laplace_scale, width**2 / 4)
+    for seed in range(20):
+        scaler = DPStandardScaler(
+            epsilon=epsilon, bounds=(0, width), random_state=seed
+        ).fit(X)
+        # The grid's rounding slack makes the stated scale a hair larger.
+        assert np.all(scaler.var_ >= floor * (1 - 1e-6))
+        assert np.all(scaler.var_ <= width**2 / 4)
+        np.testing.assert_allclose(scaler.scale_, np.sqrt(scaler.var_))
