@@ -439,7 +439,9 @@ def _bad_parameter_cases():
                     yield estimator, param, value
 
 
-@pytest.mark.parametrize("estimator, param, value", _bad_parameter_cases(), ids=_ids)
+@pytest.mark.parametrize(
+    "estimator, param, value", list(_bad_parameter_cases()), ids=_ids
+)
 def test_bad_parameters_are_refused_before_spending(estimator, param, value):
     budget = PrivacyBudget(INF, 0.5)
     est = clone(estimator).set_params(**{param: value})

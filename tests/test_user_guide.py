@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-PAGES = sorted((Path(__file__).resolve().parents[1] / "doc" / "user_guide").glob("*.rst"))
+PAGES = sorted(
+    (Path(__file__).resolve().parents[1] / "doc" / "user_guide").glob("*.rst")
+)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
