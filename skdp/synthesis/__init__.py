@@ -4,6 +4,7 @@
 multiplicative weights (MWEM) and draws synthetic rows from it.
 """
 
+from ._evaluation import marginal_errors
 from ._pmw import PMWSynthesizer
 
-__all__ = ["PMWSynthesizer"]
+__all__ = ["PMWSynthesizer", "marginal_errors"]

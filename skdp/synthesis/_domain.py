@@ -97,8 +97,7 @@ class ColumnDomain:
         if self.categories is None:
             return True
         return all(
-            isinstance(c, Real) and not isinstance(c, bool)
-            for c in self.categories
+            isinstance(c, Real) and not isinstance(c, bool) for c in self.categories
         )
 
     @property
@@ -121,9 +120,9 @@ class ColumnDomain:
                 count=len(values),
             )
         else:
-            x = np.asarray(values, dtype=float)
             if missing is not None:
-                x = np.where(missing, self.edges[0], x)
+                values = np.where(missing, self.edges[0], values)
+            x = np.asarray(values, dtype=float)
             low, high = self.edges[0], self.edges[-1]
             scaled = (x - low) / (high - low) * self.n_values
             codes = np.clip(np.floor(scaled), 0, self.n_values - 1).astype(np.int64)
