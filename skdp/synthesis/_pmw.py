@@ -479,7 +479,7 @@ class PMWSynthesizer(
         queries = candidates = None
         if self._is_query_matrix():
             queries = self._query_workload(n_cells)
-            n_init = 0
+            n_init, initial = 0, []
             n_rounds = self.n_rounds or 20
         else:
             workload = self._marginal_workload(d, domains)
@@ -493,6 +493,7 @@ class PMWSynthesizer(
             candidates = sorted(closure, key=lambda c: (len(c), c))
             n_init = d
             n_rounds = self.n_rounds or max(16, d)
+            initial = [(a,) for a in range(d)]
         codes = encode_columns(columns, domains)
         return {
             "codes": codes,
@@ -502,6 +503,7 @@ class PMWSynthesizer(
             "queries": queries,
             "candidates": candidates,
             "n_init": n_init,
+            "initial": initial,
             "n_rounds": n_rounds,
             "pandas": dtypes is not None,
         }
@@ -540,7 +542,10 @@ class PMWSynthesizer(
         if candidates is None:
             noise_plans = {"query": plan_measurement(mwem_plan, 1, query=True)}
         else:
-            cells = {math.prod(sizes[a] for a in c) for c in candidates}
+            cells = {
+                math.prod(sizes[a] for a in c)
+                for c in list(candidates) + list(prepared["initial"])
+            }
             noise_plans = {k: plan_measurement(mwem_plan, k) for k in sorted(cells)}
         largest = max(p.scale * p.gamma for p in noise_plans.values()) / n
         if not largest <= _MAX_NOISE_FRACTION:
@@ -592,6 +597,7 @@ class PMWSynthesizer(
             final_iter=_FINAL_ITER,
             verbose=self.verbose,
             noise_plans=dict(plan.settings["noise_plans"]),
+            initial=prepared["initial"],
         )
         self._pandas_input_ = prepared["pandas"]
         self.domains_ = prepared["domains"]
@@ -629,44 +635,7 @@ class PMWSynthesizer(
         seed = self.random_state if random_state is None else random_state
         rng = check_random_source(seed).numpy_generator()
         codes = self.model_.sample(int(n_samples), rng)
-        values = [
-            domain.decode(codes[:, j], rng) for j, domain in enumerate(self.domains_)
-        ]
-        if self._pandas_input_:
-            return self._as_frame(values)
-        # The output format follows the domains (public), not the draws.
-        if all(domain.numeric for domain in self.domains_):
-            return np.column_stack(
-                [np.asarray(v, dtype=float) for v in values]
-            ).reshape(n_samples, len(values))
-        out = np.empty((n_samples, len(values)), dtype=object)
-        for j, v in enumerate(values):
-            out[:, j] = v
-        return out
-
-    def _as_frame(self, values):
-        import pandas as pd
-
-        data = {}
-        for domain, column in zip(self.domains_, values, strict=True):
-            dtype = domain.dtype
-            if domain.pandas_categorical:
-                data[domain.name] = pd.Categorical(
-                    column, categories=dtype.categories, ordered=dtype.ordered
-                )
-            elif domain.missing and getattr(dtype, "kind", None) in ("i", "u"):
-                # A column declared to have missing values is sampled in the
-                # nullable counterpart of its integer dtype, whatever the draws.
-                nullable = pd.api.types.pandas_dtype(
-                    dtype.name.capitalize() if isinstance(dtype, np.dtype) else dtype
-                )
-                data[domain.name] = pd.Series(column, dtype=float).astype(nullable)
-            else:
-                try:
-                    data[domain.name] = pd.Series(column).astype(dtype)
-                except (TypeError, ValueError):
-                    data[domain.name] = pd.Series(column)
-        return pd.DataFrame(data, columns=[d.name for d in self.domains_])
+        return _decode_rows(codes, self.domains_, self._pandas_input_, rng)
 
     def transform(self, X):
         """Return ``len(X)`` synthetic rows; reads only the row count of ``X``.
@@ -749,3 +718,50 @@ class PMWSynthesizer(
         tags.non_deterministic = True
         tags.input_tags.allow_nan = self._may_be_missing()
         return tags
+
+
+def _decode_rows(codes, domains, pandas, rng):
+    """Rows for a matrix of codes, in the output format of the domains.
+
+    A DataFrame with the input's columns and dtypes if ``pandas``, else an
+    array: float64 when every column is numeric, objects otherwise. The
+    format follows the domains (public), never the draws.
+    """
+    n_samples = codes.shape[0]
+    values = [domain.decode(codes[:, j], rng) for j, domain in enumerate(domains)]
+    if pandas:
+        return _as_frame(values, domains)
+    if all(domain.numeric for domain in domains):
+        return np.column_stack([np.asarray(v, dtype=float) for v in values]).reshape(
+            n_samples, len(values)
+        )
+    out = np.empty((n_samples, len(values)), dtype=object)
+    for j, v in enumerate(values):
+        out[:, j] = v
+    return out
+
+
+def _as_frame(values, domains):
+    import pandas as pd
+
+    data = {}
+    for domain, column in zip(domains, values, strict=True):
+        dtype = domain.dtype
+        if domain.pandas_categorical:
+            data[domain.name] = pd.Categorical(
+                column, categories=dtype.categories, ordered=dtype.ordered
+            )
+        elif domain.missing and getattr(dtype, "kind", None) in ("i", "u"):
+            # A column declared to have missing values is sampled in the
+            # nullable counterpart of its integer dtype, whatever the draws.
+            name = dtype.name  # "int64" -> "Int64", "uint8" -> "UInt8"
+            if isinstance(dtype, np.dtype):
+                name = "U" + name[1:].capitalize() if name[0] == "u" else name.title()
+            nullable = pd.api.types.pandas_dtype(name)
+            data[domain.name] = pd.Series(column, dtype=float).astype(nullable)
+        else:
+            try:
+                data[domain.name] = pd.Series(column).astype(dtype)
+            except (TypeError, ValueError):
+                data[domain.name] = pd.Series(column)
+    return pd.DataFrame(data, columns=[d.name for d in domains])
