@@ -30,6 +30,7 @@ from skdp.exceptions import ChargedFitError
 from skdp.linear_model import DPLinearRegression, DPLinearSVC
 from skdp.linear_model._newton import minimize_loss
 from skdp.model_selection import PrivateSearchCV
+from skdp.synthesis import SyntheticDataClassifier
 from skdp.utils.discovery import all_estimators
 
 # -- side channels ------------------------------------------------------------
@@ -86,6 +87,12 @@ CASES = {
     "pmw": (
         PMWSynthesizer(categories=[[0, 1, 2]] * 3, n_rounds=3),
         _table_pair,
+    ),
+    "synthetic classifier": (
+        SyntheticDataClassifier(
+            bounds=(-1, 1), classes=[0, 1], n_rounds=2, n_samples=500
+        ),
+        _logistic_pair,
     ),
     "search": (
         PrivateSearchCV(

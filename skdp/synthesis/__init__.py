@@ -1,9 +1,14 @@
 """Differentially private synthetic data.
 
 :class:`PMWSynthesizer` learns a private model of a table with private
-multiplicative weights (MWEM) and draws synthetic rows from it.
+multiplicative weights (MWEM) and draws synthetic rows from it;
+:class:`SyntheticDataClassifier` trains any classifier on synthetic rows of
+the features and the label; :func:`marginal_errors` compares a synthetic
+table with the real one (reading the real data: for evaluation only).
 """
 
+from ._evaluation import marginal_errors
 from ._pmw import PMWSynthesizer
+from ._supervised import SyntheticDataClassifier
 
-__all__ = ["PMWSynthesizer"]
+__all__ = ["PMWSynthesizer", "SyntheticDataClassifier", "marginal_errors"]

@@ -11,22 +11,39 @@ becomes a discrete attribute with a known number of values:
 Encoding maps every value to a code ``0 .. size - 1``; it never fails on
 values outside the domain (numeric values are clipped into the end bins,
 unknown categories are counted in the first category). Numeric columns are
-checked when the domains are built (numbers only, finite, no missing
-values), and the synthesizer encodes before it charges its budget, so no
-error can occur after the charge. Decoding draws a value for each code: the
-category itself, or a uniform value inside the bin.
+checked when the domains are built (numbers only, finite), and the
+synthesizer encodes before it charges its budget, so no error can occur
+after the charge. Decoding draws a value for each code: the category itself,
+or a uniform value inside the bin.
+
+**Missing values** (``None``, NaN, ``pandas.NA``, ``NaT``) are a value of
+their own in a column *declared* to have them (``missing_values="category"``
+for every column, or per column): one more code, the last, which decodes to
+NaN (numeric columns and numeric categories) or ``None``. Whether a column
+has that code is part of the public schema, like its categories: it is never
+read from whether the data happen to hold a missing value, because that fact
+is private (a neighbouring data set may differ in exactly that row) and the
+code changes the model's shape, the output's format and every marginal. A
+missing value in a column *not* declared so is refused before the charge.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 
 from ..utils._privacy import warn_data_derived
 
-__all__ = ["MAX_DATA_CATEGORIES", "ColumnDomain", "build_domains", "encode_columns"]
+__all__ = [
+    "MAX_DATA_CATEGORIES",
+    "ColumnDomain",
+    "build_domains",
+    "encode_columns",
+    "is_missing",
+]
 
 #: Most distinct values a column may have for its categories to be read from
 #: the data. Above it, the "categories" would be little more than the
@@ -50,6 +67,9 @@ class ColumnDomain:
         dtype to give decoded values (pandas input).
     pandas_categorical : bool
         Whether decoded values form a pandas ``Categorical``.
+    missing : bool
+        Whether the column has a missing-value code (the last one), as
+        declared by ``missing_values``.
     """
 
     name: object
@@ -57,16 +77,41 @@ class ColumnDomain:
     edges: np.ndarray | None = None
     dtype: object = None
     pandas_categorical: bool = False
+    missing: bool = False
 
     @property
-    def size(self) -> int:
-        """Number of codes."""
+    def n_values(self) -> int:
+        """Number of codes for values: categories or bins (not the missing code)."""
         if self.categories is not None:
             return len(self.categories)
         return len(self.edges) - 1
 
+    @property
+    def size(self) -> int:
+        """Number of codes, the missing-value code included."""
+        return self.n_values + int(self.missing)
+
+    @property
+    def numeric(self) -> bool:
+        """Binned, or every category a (non-boolean) number."""
+        if self.categories is None:
+            return True
+        return all(
+            isinstance(c, Real) and not isinstance(c, bool) for c in self.categories
+        )
+
+    @property
+    def missing_value(self):
+        """What the missing-value code decodes to: NaN for numbers, else None."""
+        return np.nan if self.numeric else None
+
     def encode(self, values) -> np.ndarray:
-        """Codes ``0 .. size - 1`` of ``values``; never raises on unknowns."""
+        """Codes ``0 .. size - 1`` of ``values``; never raises on unknowns.
+
+        Missing values get the last code when the column declares one (the
+        caller has refused them otherwise).
+        """
+        missing = is_missing(values) if self.missing else None
         if self.categories is not None:
             lookup = {value: code for code, value in enumerate(self.categories)}
             codes = np.fromiter(
@@ -74,25 +119,37 @@ class ColumnDomain:
                 dtype=np.int64,
                 count=len(values),
             )
-            return codes
-        x = np.asarray(values, dtype=float)
-        low, high = self.edges[0], self.edges[-1]
-        scaled = (x - low) / (high - low) * self.size
-        return np.clip(np.floor(scaled), 0, self.size - 1).astype(np.int64)
+        else:
+            if missing is not None:
+                values = np.where(missing, self.edges[0], values)
+            x = np.asarray(values, dtype=float)
+            low, high = self.edges[0], self.edges[-1]
+            scaled = (x - low) / (high - low) * self.n_values
+            codes = np.clip(np.floor(scaled), 0, self.n_values - 1).astype(np.int64)
+        if missing is not None:
+            codes[missing] = self.n_values
+        return codes
 
     def decode(self, codes: np.ndarray, rng: np.random.Generator):
-        """Values for ``codes``: the category, or a uniform draw in the bin."""
+        """Values for ``codes``: the category, a uniform draw in the bin, or
+        the missing value."""
+        codes = np.asarray(codes, dtype=np.int64)
         if self.categories is not None:
+            table = self.categories + ((self.missing_value,) if self.missing else ())
             values = np.empty(len(codes), dtype=object)
-            values[:] = [self.categories[c] for c in codes]
+            values[:] = [table[c] for c in codes]
             return values
-        low = self.edges[codes]
-        high = self.edges[codes + 1]
+        missing = codes >= self.n_values
+        inside = np.minimum(codes, self.n_values - 1)
+        low = self.edges[inside]
+        high = self.edges[inside + 1]
         values = low + (high - low) * rng.uniform(size=len(codes))
         if self.integer:
             values = np.clip(
                 np.rint(values), np.ceil(self.edges[0]), np.floor(self.edges[-1])
             )
+        if self.missing:
+            values = np.where(missing, np.nan, values)
         return values
 
     @property
@@ -108,6 +165,69 @@ class ColumnDomain:
 def _plain(values):
     """Python scalars, so that numpy and Python values hash alike."""
     return [v.item() if isinstance(v, np.generic) else v for v in values]
+
+
+def _missing_scalar(value) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float | np.floating):
+        return bool(value != value)
+    # pandas.NA and pandas.NaT, recognised without importing pandas.
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+def is_missing(values) -> np.ndarray:
+    """Boolean mask of the missing values (None, NaN, pandas.NA, NaT).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.synthesis._domain import is_missing
+    >>> is_missing(np.array([1.0, np.nan])).tolist()
+    [False, True]
+    >>> is_missing(np.array(["a", None, float("nan")], dtype=object)).tolist()
+    [False, True, True]
+    """
+    values = np.asarray(values)
+    if values.dtype.kind in "fc":
+        return np.isnan(values)
+    if values.dtype.kind in "biuSU":
+        return np.zeros(values.shape, dtype=bool)
+    if values.dtype.kind in "mM":
+        return np.isnat(values)
+    return np.fromiter(
+        (_missing_scalar(v) for v in values.ravel()), dtype=bool, count=values.size
+    ).reshape(values.shape)
+
+
+def _missing_flags(missing_values, names):
+    """Whether each column has a missing-value code, from the public parameter."""
+    if missing_values is None or isinstance(missing_values, str):
+        _check_missing_option(missing_values, "missing_values")
+        return [missing_values == "category"] * len(names)
+    _check_per_column("missing_values", missing_values, len(names))
+    flags = []
+    for position, name in enumerate(names):
+        option = _lookup(missing_values, name, position)
+        option = "error" if option is None else option
+        _check_missing_option(option, f"missing_values of column {name!r}")
+        flags.append(option == "category")
+    return flags
+
+
+def _check_missing_option(option, what):
+    if option not in ("error", "category"):
+        raise ValueError(f"{what} must be 'error' or 'category', got {option!r}.")
+
+
+def _refuse_missing(name):
+    raise ValueError(
+        f"Column {name!r} holds missing values (None or NaN), and missing_values "
+        "does not declare them for it. Declare missing_values='category' (or "
+        "{column: 'category'}) to model them as a value of their own, or fill "
+        "or drop them. Whether a column may be missing is public schema, like "
+        "its categories: it is not read from the data."
+    )
 
 
 def _lookup(mapping, name, position):
@@ -141,7 +261,16 @@ def _check_per_column(param, value, n_columns):
         )
 
 
-def build_domains(columns, names, *, categories, bounds, n_bins, pandas_dtypes):
+def build_domains(
+    columns,
+    names,
+    *,
+    categories,
+    bounds,
+    n_bins,
+    pandas_dtypes,
+    missing_values="error",
+):
     """The domain of every column, from public parameters or (with a warning) data.
 
     Parameters
@@ -156,6 +285,8 @@ def build_domains(columns, names, *, categories, bounds, n_bins, pandas_dtypes):
         Bins of numeric columns.
     pandas_dtypes : list or None
         Input dtypes (pandas input).
+    missing_values : {"error", "category"}, dict or list, default="error"
+        Which columns have a missing-value code (public).
 
     Returns
     -------
@@ -164,9 +295,15 @@ def build_domains(columns, names, *, categories, bounds, n_bins, pandas_dtypes):
     n_columns = len(columns)
     _check_per_column("categories", categories, n_columns)
     _check_per_column("bounds", bounds, n_columns)
+    flags = _missing_flags(missing_values, names)
     domains = []
     for position, (name, values) in enumerate(zip(names, columns, strict=True)):
         dtype = None if pandas_dtypes is None else pandas_dtypes[position]
+        missing = flags[position]
+        absent = is_missing(values)
+        if absent.any() and not missing:
+            _refuse_missing(name)
+        present = values[~absent] if absent.any() else values
         declared = _lookup(categories, name, position)
         is_pandas_categorical = getattr(dtype, "name", None) == "category"
         if declared is None and is_pandas_categorical:
@@ -178,19 +315,26 @@ def build_domains(columns, names, *, categories, bounds, n_bins, pandas_dtypes):
                     f"categories of column {name!r} must be non-empty and "
                     f"distinct, got {declared!r}."
                 )
+            if is_missing(np.array(declared, dtype=object)).any():
+                raise ValueError(
+                    f"categories of column {name!r} include a missing value "
+                    f"({declared!r}); list the values only and declare "
+                    "missing_values='category' for the column instead."
+                )
             domains.append(
                 ColumnDomain(
                     name,
                     categories=declared,
                     dtype=dtype,
                     pandas_categorical=is_pandas_categorical,
+                    missing=missing,
                 )
             )
             continue
         column_bounds = bounds if _is_pair(bounds) else _lookup(bounds, name, position)
         numeric = values.dtype.kind in "biuf"
         if column_bounds is None and not numeric:
-            found = tuple(sorted(set(_plain(list(values))), key=repr))
+            found = tuple(sorted(set(_plain(list(present))), key=repr))
             warn_data_derived(
                 f"categories of column {name!r}",
                 "which values occur in that column",
@@ -206,7 +350,14 @@ def build_domains(columns, names, *, categories, bounds, n_bins, pandas_dtypes):
                     "[...]}), or, if it is numeric, convert it to numbers and "
                     "give bounds={column: (low, high)}."
                 )
-            domains.append(ColumnDomain(name, categories=found, dtype=dtype))
+            if not found:
+                raise ValueError(
+                    f"Column {name!r} has no declared categories and no value "
+                    "to read them from; declare its categories."
+                )
+            domains.append(
+                ColumnDomain(name, categories=found, dtype=dtype, missing=missing)
+            )
             continue
         if getattr(dtype, "kind", None) in ("M", "m") or values.dtype.kind in "Mm":
             raise ValueError(
@@ -214,8 +365,13 @@ def build_domains(columns, names, *, categories, bounds, n_bins, pandas_dtypes):
                 "(e.g. days since a public reference date) and give its bounds, "
                 "or declare it categorical."
             )
-        values = _numeric(values, name)
+        values = _numeric(present, name)
         if column_bounds is None:
+            if values.size == 0:
+                raise ValueError(
+                    f"Column {name!r} has no bounds and no value to read them "
+                    "from; give bounds={column: (low, high)}."
+                )
             low, high = float(np.min(values)), float(np.max(values))
             warn_data_derived(
                 f"bounds of column {name!r}",
@@ -251,12 +407,13 @@ def build_domains(columns, names, *, categories, bounds, n_bins, pandas_dtypes):
                 f"cannot cut into {n_bins} bins; give a narrower range."
             )
         edges = np.linspace(low, high, n_bins + 1)
-        domains.append(ColumnDomain(name, edges=edges, dtype=dtype))
+        domains.append(ColumnDomain(name, edges=edges, dtype=dtype, missing=missing))
     return domains
 
 
 def _numeric(values, name) -> np.ndarray:
-    """The column as finite floats, or a ValueError (before any charge)."""
+    """The column (missing values removed) as finite floats, or a ValueError
+    (before any charge)."""
     try:
         numbers = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
@@ -267,10 +424,8 @@ def _numeric(values, name) -> np.ndarray:
         ) from None
     if not np.all(np.isfinite(numbers)):
         raise ValueError(
-            f"Column {name!r} holds NaN, missing or infinite values, which the "
-            "synthesizer does not model; fill or drop them, or declare the "
-            "column's categories (missing values then count as an unknown "
-            "category)."
+            f"Column {name!r} holds infinite values, which the synthesizer does "
+            "not model; clip them to the column's bounds or drop them."
         )
     return numbers
 

@@ -339,6 +339,7 @@ def run_mwem(
     final_iter=200,
     verbose=0,
     noise_plans=None,
+    initial=None,
 ):
     """Fit the model; the caller has already charged ``plan.events``.
 
@@ -367,6 +368,10 @@ def run_mwem(
         The measurements' noise plans by number of cells (``"query"`` for
         one query), made with :func:`plan_measurement` before the charge;
         missing ones are planned here.
+    initial : list of tuple of int, optional
+        The ``plan.n_init`` marginals measured before the rounds; by default
+        the one-way marginals ``(0,), (1,), ...``. Any marginal has the same
+        sensitivity, so which ones they are does not change the plan.
 
     Returns
     -------
@@ -387,11 +392,11 @@ def run_mwem(
             noise_plans[key] = plan_measurement(plan, cells, query=query)
         return noise_plans[key]
 
-    for a in range(plan.n_init):
-        value, sigma = _measure(
-            _counts(codes, (a,), sizes), noise_for(sizes[a]), plan, source, n
-        )
-        estimator.add_marginal((a,), value, sigma)
+    initial = [(a,) for a in range(plan.n_init)] if initial is None else initial
+    for clique in initial:
+        counts = _counts(codes, clique, sizes)
+        value, sigma = _measure(counts, noise_for(counts.size), plan, source, n)
+        estimator.add_marginal(clique, value.reshape(counts.shape), sigma)
     if plan.n_init:
         estimator.run(round_iter)
 

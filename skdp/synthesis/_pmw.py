@@ -19,6 +19,7 @@ from ..utils._sklearn_compat import (
     StrOptions,
     check_is_fitted,
     fit_context,
+    fitting_as_step_with_target,
     validate_data,
 )
 from ._domain import build_domains, encode_columns
@@ -40,27 +41,28 @@ _ROUND_ITER = 30
 _MAX_NOISE_FRACTION = 1e100
 _FINAL_ITER = 100
 
+_PAIRED_WITH_TARGET = (
+    "PMWSynthesizer is an intermediate step of a pipeline (or a column "
+    "transformer) fitted with a target y, but its transform returns fresh "
+    "synthetic rows that have nothing to do with the real rows: the next step "
+    "would learn synthetic X paired with the real y, a model no better than "
+    "the majority class. Nothing was charged. To train a model on private "
+    "synthetic data, synthesise the features and the label together with "
+    "skdp.synthesis.SyntheticDataClassifier(estimator=LogisticRegression(), "
+    "categories=..., classes=...).fit(X, y); to publish a synthetic table, "
+    "fit the synthesizer alone, without y: PMWSynthesizer(...).fit_transform(X)."
+)
+
 
 def _is_dataframe(X) -> bool:
     return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
-
-
-def _numeric_domain(domain) -> bool:
-    """Binned, or every category a (non-boolean) number."""
-    if domain.categories is None:
-        return True
-    return all(
-        isinstance(c, Integral | Real) and not isinstance(c, bool)
-        for c in domain.categories
-    )
 
 
 def _column_values(series) -> np.ndarray:
     """A DataFrame column as numpy values; nullable numbers become floats.
 
     pandas' nullable ``Int64``/``Float64`` columns turn into float arrays
-    with NaN for missing values (refused before the charge, like any NaN in
-    a numeric column); ``boolean`` columns into objects with None.
+    with NaN for missing values; ``boolean`` columns into objects with None.
     """
     dtype = series.dtype
     if isinstance(dtype, np.dtype):
@@ -126,11 +128,21 @@ class PMWSynthesizer(
         Public values of categorical columns, in code order (dict by column
         or list with one entry or None per column). A pandas ``Categorical``
         dtype's categories are used when not given here. Values outside the
-        declared categories are counted in the first category. Non-numeric
+        declared categories are counted in the first category (missing
+        values are not such values: see ``missing_values``). Non-numeric
         columns without declared categories take them from the data, with a
         :class:`~skdp.exceptions.PrivacyLeakWarning`.
     n_bins : int, default=10
         Bins of each numeric column.
+    missing_values : {"error", "category"}, dict or list, default="error"
+        Which columns may hold missing values (``None``, NaN, ``pandas.NA``):
+        ``"category"`` gives every column one more value, "missing", modelled
+        like any category (after the declared categories or the bins) and
+        sampled as NaN (numeric columns) or ``None``; ``"error"`` refuses a
+        missing value before the charge. A dict by column or a list with one
+        entry per column sets it per column (columns a dict leaves out:
+        ``"error"``). This is public schema, like ``categories``: declare it
+        from what the data *may* contain, never from whether they do.
     max_model_size : int, default=1_000_000
         Largest number of cells of the model (junction tree); marginals
         that would exceed it are not offered to the selection. Bounds
@@ -278,6 +290,7 @@ class PMWSynthesizer(
         "bounds": [dict, list, tuple, None],
         "categories": [dict, list, None],
         "n_bins": [Interval(Integral, 1, None, closed="left")],
+        "missing_values": [StrOptions({"error", "category"}), dict, list],
         "max_model_size": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "budget": [HasMethods(["spend", "check"]), None],
@@ -295,6 +308,7 @@ class PMWSynthesizer(
         bounds=None,
         categories=None,
         n_bins=10,
+        missing_values="error",
         max_model_size=1_000_000,
         random_state=None,
         budget=None,
@@ -308,6 +322,7 @@ class PMWSynthesizer(
         self.bounds = bounds
         self.categories = categories
         self.n_bins = n_bins
+        self.missing_values = missing_values
         self.max_model_size = max_model_size
         self.random_state = random_state
         self.budget = budget
@@ -336,17 +351,31 @@ class PMWSynthesizer(
                 raise ValueError("Complex data not supported.")
             return names, columns, dtypes
         declares_categories = bool(self.categories)
+        if declares_categories:
+            finite = False
+        else:
+            # NaN is a value only where missing_values declares it (checked
+            # column by column when the domains are built).
+            finite = "allow-nan" if self._may_be_missing() else True
         X = validate_data(
             self,
             X,
             dtype=None if declares_categories else "numeric",
-            ensure_all_finite=not declares_categories,
+            ensure_all_finite=finite,
             reset=reset,
         )
         if np.iscomplexobj(X):
             raise ValueError("Complex data not supported.")
         names = list(range(X.shape[1]))
         return names, [X[:, j] for j in range(X.shape[1])], None
+
+    def _may_be_missing(self) -> bool:
+        """Whether any column may declare a missing-value code."""
+        option = self.missing_values
+        if isinstance(option, str):
+            return option == "category"
+        values = option.values() if isinstance(option, dict) else option
+        return any(v == "category" for v in values)
 
     def _attribute(self, column, domains=None):
         """Position of a column given by name or position."""
@@ -415,12 +444,19 @@ class PMWSynthesizer(
         X : array-like or DataFrame of shape (n_samples, n_features)
             Numeric and categorical columns.
         y : None
-            Ignored.
+            Ignored, except inside a ``Pipeline``, ``FeatureUnion`` or
+            ``ColumnTransformer`` fitted with a target: there the synthesizer
+            refuses to fit (``ValueError``, nothing charged), because the
+            composite would pair its synthetic rows with the real ``y``. Use
+            :class:`~skdp.synthesis.SyntheticDataClassifier` to learn from
+            synthetic data.
 
         Returns
         -------
         self : PMWSynthesizer
         """
+        if y is not None and fitting_as_step_with_target(self):
+            raise ValueError(_PAIRED_WITH_TARGET)
         return self._fit_private(X, y)
 
     def _prepare_fit(self, X, y=None):
@@ -435,6 +471,7 @@ class PMWSynthesizer(
             bounds=self.bounds,
             n_bins=self.n_bins,
             pandas_dtypes=dtypes,
+            missing_values=self.missing_values,
         )
         sizes = tuple(domain.size for domain in domains)
         n_cells = math.prod(sizes)
@@ -442,7 +479,7 @@ class PMWSynthesizer(
         queries = candidates = None
         if self._is_query_matrix():
             queries = self._query_workload(n_cells)
-            n_init = 0
+            n_init, initial = 0, []
             n_rounds = self.n_rounds or 20
         else:
             workload = self._marginal_workload(d, domains)
@@ -456,6 +493,7 @@ class PMWSynthesizer(
             candidates = sorted(closure, key=lambda c: (len(c), c))
             n_init = d
             n_rounds = self.n_rounds or max(16, d)
+            initial = [(a,) for a in range(d)]
         codes = encode_columns(columns, domains)
         return {
             "codes": codes,
@@ -465,6 +503,7 @@ class PMWSynthesizer(
             "queries": queries,
             "candidates": candidates,
             "n_init": n_init,
+            "initial": initial,
             "n_rounds": n_rounds,
             "pandas": dtypes is not None,
         }
@@ -503,7 +542,10 @@ class PMWSynthesizer(
         if candidates is None:
             noise_plans = {"query": plan_measurement(mwem_plan, 1, query=True)}
         else:
-            cells = {math.prod(sizes[a] for a in c) for c in candidates}
+            cells = {
+                math.prod(sizes[a] for a in c)
+                for c in list(candidates) + list(prepared["initial"])
+            }
             noise_plans = {k: plan_measurement(mwem_plan, k) for k in sorted(cells)}
         largest = max(p.scale * p.gamma for p in noise_plans.values()) / n
         if not largest <= _MAX_NOISE_FRACTION:
@@ -555,6 +597,7 @@ class PMWSynthesizer(
             final_iter=_FINAL_ITER,
             verbose=self.verbose,
             noise_plans=dict(plan.settings["noise_plans"]),
+            initial=prepared["initial"],
         )
         self._pandas_input_ = prepared["pandas"]
         self.domains_ = prepared["domains"]
@@ -592,37 +635,7 @@ class PMWSynthesizer(
         seed = self.random_state if random_state is None else random_state
         rng = check_random_source(seed).numpy_generator()
         codes = self.model_.sample(int(n_samples), rng)
-        values = [
-            domain.decode(codes[:, j], rng) for j, domain in enumerate(self.domains_)
-        ]
-        if self._pandas_input_:
-            return self._as_frame(values)
-        # The output format follows the domains (public), not the draws.
-        if all(_numeric_domain(domain) for domain in self.domains_):
-            return np.column_stack(
-                [np.asarray(v, dtype=float) for v in values]
-            ).reshape(n_samples, len(values))
-        out = np.empty((n_samples, len(values)), dtype=object)
-        for j, v in enumerate(values):
-            out[:, j] = v
-        return out
-
-    def _as_frame(self, values):
-        import pandas as pd
-
-        data = {}
-        for domain, column in zip(self.domains_, values, strict=True):
-            dtype = domain.dtype
-            if domain.pandas_categorical:
-                data[domain.name] = pd.Categorical(
-                    column, categories=dtype.categories, ordered=dtype.ordered
-                )
-            else:
-                try:
-                    data[domain.name] = pd.Series(column).astype(dtype)
-                except (TypeError, ValueError):
-                    data[domain.name] = pd.Series(column)
-        return pd.DataFrame(data, columns=[d.name for d in self.domains_])
+        return _decode_rows(codes, self.domains_, self._pandas_input_, rng)
 
     def transform(self, X):
         """Return ``len(X)`` synthetic rows; reads only the row count of ``X``.
@@ -659,7 +672,8 @@ class PMWSynthesizer(
         table : ndarray
             Probabilities, one axis per column in the given order, each
             column's values in domain order (categories, or bins low to
-            high). Sums to 1.
+            high, then "missing" for a column declared by
+            ``missing_values``). Sums to 1.
         """
         check_is_fitted(self, "model_")
         if isinstance(columns, str) or not hasattr(columns, "__iter__"):
@@ -702,4 +716,52 @@ class PMWSynthesizer(
         tags = super().__sklearn_tags__()
         # Synthetic rows are random draws, not functions of the input rows.
         tags.non_deterministic = True
+        tags.input_tags.allow_nan = self._may_be_missing()
         return tags
+
+
+def _decode_rows(codes, domains, pandas, rng):
+    """Rows for a matrix of codes, in the output format of the domains.
+
+    A DataFrame with the input's columns and dtypes if ``pandas``, else an
+    array: float64 when every column is numeric, objects otherwise. The
+    format follows the domains (public), never the draws.
+    """
+    n_samples = codes.shape[0]
+    values = [domain.decode(codes[:, j], rng) for j, domain in enumerate(domains)]
+    if pandas:
+        return _as_frame(values, domains)
+    if all(domain.numeric for domain in domains):
+        return np.column_stack([np.asarray(v, dtype=float) for v in values]).reshape(
+            n_samples, len(values)
+        )
+    out = np.empty((n_samples, len(values)), dtype=object)
+    for j, v in enumerate(values):
+        out[:, j] = v
+    return out
+
+
+def _as_frame(values, domains):
+    import pandas as pd
+
+    data = {}
+    for domain, column in zip(domains, values, strict=True):
+        dtype = domain.dtype
+        if domain.pandas_categorical:
+            data[domain.name] = pd.Categorical(
+                column, categories=dtype.categories, ordered=dtype.ordered
+            )
+        elif domain.missing and getattr(dtype, "kind", None) in ("i", "u"):
+            # A column declared to have missing values is sampled in the
+            # nullable counterpart of its integer dtype, whatever the draws.
+            name = dtype.name  # "int64" -> "Int64", "uint8" -> "UInt8"
+            if isinstance(dtype, np.dtype):
+                name = "U" + name[1:].capitalize() if name[0] == "u" else name.title()
+            nullable = pd.api.types.pandas_dtype(name)
+            data[domain.name] = pd.Series(column, dtype=float).astype(nullable)
+        else:
+            try:
+                data[domain.name] = pd.Series(column).astype(dtype)
+            except (TypeError, ValueError):
+                data[domain.name] = pd.Series(column)
+    return pd.DataFrame(data, columns=[d.name for d in domains])

@@ -5,6 +5,7 @@ here, so a scikit-learn release that moves them breaks one file, not the
 package.
 """
 
+import sys
 from numbers import Integral, Real
 
 from sklearn.base import _fit_context
@@ -35,6 +36,7 @@ __all__ = [
     "StrOptions",
     "check_is_fitted",
     "fit_context",
+    "fitting_as_step_with_target",
     "num_samples",
     "safe_indexing",
     "threadpool_limits",
@@ -45,3 +47,28 @@ __all__ = [
 fit_context = _fit_context
 num_samples = _num_samples
 safe_indexing = _safe_indexing
+
+
+def fitting_as_step_with_target(estimator) -> bool:
+    """Whether ``estimator`` is being fitted, with a target ``y``, as an
+    intermediate step of a scikit-learn ``Pipeline``, ``FeatureUnion`` or
+    ``ColumnTransformer``, whose output the composite then pairs with ``y``.
+
+    scikit-learn gives no public way to tell: every composite fits such a
+    step through the private ``sklearn.pipeline._fit_transform_one(
+    transformer, X, y, ...)``, so this looks for that frame, fitting this
+    very object with a ``y``, on the call stack. A direct
+    ``estimator.fit(X, y)`` (as scikit-learn's estimator checks make) is not
+    such a call. Kept here because it depends on a private scikit-learn name.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if (
+            frame.f_code.co_name == "_fit_transform_one"
+            and frame.f_globals.get("__name__") == "sklearn.pipeline"
+        ):
+            scope = frame.f_locals
+            if scope.get("transformer") is estimator and scope.get("y") is not None:
+                return True
+        frame = frame.f_back
+    return False
