@@ -256,8 +256,8 @@ def run_demo(*, quick=False, seed=None, plot="skdp-demo.png", out=None, progress
 
     for (name, method, C), epsilon in itertools.product(MODELS, epsilons):
         steps.start(
-            f"{repeats} x pipeline with DPLogisticRegression(method={method!r}, C={C:g}, "
-            f"epsilon={epsilon:g})"
+            f"{repeats} x pipeline with DPLogisticRegression(method={method!r}, "
+            f"C={C:g}, epsilon={epsilon:g})"
         )
         fits = [
             _fit_logistic(
