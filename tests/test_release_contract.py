@@ -26,11 +26,11 @@ import pytest
 
 from skdp import DPLogisticRegression, PMWSynthesizer, PrivacyBudget
 from skdp.audit import audit_scores
+from skdp.cluster import DPKMeans
 from skdp.exceptions import ChargedFitError
 from skdp.linear_model import DPLinearRegression, DPLinearSVC
 from skdp.linear_model._newton import minimize_loss
 from skdp.model_selection import PrivateSearchCV
-from skdp.cluster import DPKMeans
 from skdp.naive_bayes import DPGaussianNB
 from skdp.preprocessing import (
     BoundedMinMaxScaler,
