@@ -109,17 +109,17 @@ class BoundedMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
 
     Attributes
     ----------
-    lower_, upper_ : ndarray of shape (n_features_in_,)
+    lower_, upper_ : ndarray of shape (`n_features_in_`,)
         The bounds used for each feature (declared, or read from the data).
-    scale_ : ndarray of shape (n_features_in_,)
+    scale_ : ndarray of shape (`n_features_in_`,)
         ``(max - min) / (upper_ - lower_)``.
-    min_ : ndarray of shape (n_features_in_,)
+    min_ : ndarray of shape (`n_features_in_`,)
         ``min - lower_ * scale_``: ``X * scale_ + min_`` is the scaled data.
     bounds_from_data_ : bool
         True when ``bounds=None`` (the fit read the data).
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features seen in ``fit``, when they are all strings.
 
     See Also
