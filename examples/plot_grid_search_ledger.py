@@ -12,9 +12,16 @@ Two caveats that the ledger makes visible:
 * the search spends on *every* fit: a 3 x 3 grid with 3-fold
   cross-validation is 27 fits plus the refit;
 * choosing the best candidate by its validation score is itself a release
-  about the private data, which the sum of the fits' spends does not cover.
-  A grid over epsilon is a trade-off curve to report, not a choice to make on
-  private data.
+  about the private data, which the sum of the fits' spends does not cover
+  (:func:`skdp.check_pipeline` reports ``GridSearchCV`` as leaking for this
+  reason; :class:`~skdp.model_selection.PrivateSearchCV` pays for the
+  choice). A grid over epsilon is a trade-off curve to report, not a choice
+  to make on private data.
+
+The search passes ``error_score="raise"``. By default ``GridSearchCV``
+turns an exception in a fit into a NaN score and a ``FitFailedWarning``: a
+fit that the budget refuses (:class:`~skdp.BudgetExceededError`) would then
+quietly become a hole in the table instead of stopping the search.
 """
 
 # %%
@@ -58,6 +65,7 @@ search = GridSearchCV(
     ),
     param_grid={"epsilon": [0.1, 0.5, 1.0], "C": [0.1, 1.0, 10.0]},
     cv=3,
+    error_score="raise",  # a refused fit stops the search, not a NaN score
 )
 search.fit(X_train, y_train)
 print("best parameters:", search.best_params_)
@@ -72,8 +80,15 @@ print(budget.summary())
 
 # %%
 # Mean validation accuracy of each candidate. Every cell cost the fits that
-# produced it.
+# produced it. Where a column shows the same number for every C, that number
+# is the majority-class rate printed below: at that epsilon the noise of
+# objective perturbation outweighs the signal, each fit predicts one class
+# for every row, and C cannot change a constant prediction. Accuracy starts
+# to depend on C only once epsilon leaves room for the data to show.
 import matplotlib.pyplot as plt
+
+majority = max(np.mean(y_train), 1 - np.mean(y_train))
+print(f"majority-class rate of the training rows: {majority:.3f}")
 
 # ``GridSearchCV`` orders candidates by parameter name: C varies slowest.
 table = search.cv_results_["mean_test_score"].reshape(3, 3)
