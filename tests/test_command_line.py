@@ -361,7 +361,7 @@ def test_output_format_depends_on_the_options_not_the_values(
 
 
 def test_integer_format_decision_reads_only_the_options():
-    from skdp._synthesize_cli import _column_plan, parse_bounds
+    from skdp._synthesize_cli import _columns, _domains, parse_bounds
 
     def integer(values, **options):
         options = {
@@ -369,12 +369,13 @@ def test_integer_format_decision_reads_only_the_options():
             "categories": [],
             "bounds": [],
             "integer": [],
-            "strict": False,
             "max_categories": 100,
             **options,
         }
-        (column,) = _column_plan(["age"], [values], **options)
-        return column["integer"]
+        (column,) = _columns(["age"], **options)
+        column.observe(tuple(values))
+        (domain,) = _domains([column], strict=False)
+        return domain.integer
 
     for values in (["30", "41"], ["30.5", "41"], ["30.0", "41.25"]):
         assert integer(values) is False
@@ -490,7 +491,7 @@ def _is_before_any_work(monkeypatch):
 
     reads = []
     monkeypatch.setattr(
-        _synthesize_cli, "_read_csv", lambda *a: reads.append(a) or 1 / 0
+        _synthesize_cli, "_CsvFile", lambda *a: reads.append(a) or 1 / 0
     )
     return reads
 
