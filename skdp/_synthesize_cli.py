@@ -8,6 +8,14 @@ are passed with their public range (``--bounds``). Where a list or a range
 is not given, it is read from the data with a
 :class:`~skdp.exceptions.PrivacyLeakWarning`, or refused with ``--strict``.
 
+The file is never held in memory: it is read a chunk of rows at a time,
+once to check every cell, summarise each column (its range, or its distinct
+values up to ``--max-categories``) and encode the columns whose domain the
+options give, and a second time, only if a list or range was read from the
+data, to encode the other columns. The synthesizer is fitted on the cells'
+integer codes (one byte a cell for domains of at most 256 values or bins),
+and the synthetic rows are sampled, decoded and written a chunk at a time.
+
 The command releases nothing but the noise: every problem with the file or
 the options is found before ``PMWSynthesizer.fit`` charges the budget, and
 what leaves the run after it (the file, its format, messages) depends on
@@ -56,6 +64,8 @@ MAX_SAMPLES = 10**8
 MAX_BINS = 1_000
 MAX_ROUNDS = 10_000
 DEFAULT_MAX_CATEGORIES = 100
+# Values of a list read from the data that the first pass keeps per column.
+MAX_CATEGORIES = 100_000
 # The three largest columns' domain sizes multiplied: the cells of the
 # largest marginal that the synthesizer counts (8 bytes each, twice).
 MAX_MARGINAL_CELLS = 10**7
@@ -123,7 +133,7 @@ def _check_options(
         ("--n-bins", n_bins, 1, MAX_BINS, ""),
         ("--n-rounds", n_rounds, 1, MAX_ROUNDS, ""),
         ("--seed", seed, 0, None, ""),
-        ("--max-categories", max_categories, 1, None, ""),
+        ("--max-categories", max_categories, 1, MAX_CATEGORIES, ""),
     ]:
         if value is None:
             continue
@@ -438,9 +448,9 @@ def _columns(header, *, categorical, categories, bounds, integer, max_categories
 def _declare_domains(columns, n_bins):
     """Give each column whose domain the options fix its ColumnDomain.
 
-    Returns the dtype of the codes: the narrowest that holds the largest
-    domain any column can have (declared lists, ``n_bins``, or
-    ``max_categories`` for a list read from the data), public values only.
+    Returns the dtype of the first pass's codes: the narrowest that holds
+    the declared domains and ``n_bins`` (public values only); a longer list
+    read from the data widens it after the pass.
     """
     declared = []
     for column in columns:
@@ -456,7 +466,7 @@ def _declare_domains(columns, n_bins):
             column.domain = next(built)
             largest = max(largest, column.domain.size)
         else:
-            largest = max(largest, n_bins, column.cap)
+            largest = max(largest, n_bins)
     return np.min_scalar_type(largest - 1)
 
 
@@ -468,14 +478,20 @@ def _scan(csv_file, columns, dtype):
     moment, twice the codes' memory).
     """
     blocks = []
-    for _, cells in csv_file.chunks():
-        block = np.zeros((len(cells[0]), len(columns)), dtype=dtype)
-        for j, (column, column_cells) in enumerate(zip(columns, cells)):
-            column.observe(column_cells, block[:, j])
-        blocks.append(block)
-    codes = np.concatenate(blocks)
-    blocks.clear()
-    return codes
+    try:
+        for _, cells in csv_file.chunks():
+            block = np.zeros((len(cells[0]), len(columns)), dtype=dtype)
+            for j, (column, column_cells) in enumerate(zip(columns, cells)):
+                column.observe(column_cells, block[:, j])
+            blocks.append(block)
+        return np.concatenate(blocks)
+    except MemoryError:
+        blocks.clear()
+        raise CommandLineError(
+            f"{csv_file.path} has too many rows for this machine's memory "
+            f"({len(columns)} byte(s) a row or more); nothing was spent: "
+            "synthesize from a sample of the rows"
+        ) from None
 
 
 # -- the public domain of each column ------------------------------------------
@@ -627,23 +643,36 @@ def _column_domains(domains, n_bins):
     lists and ranges (so it never reads data here): categories in the given
     order, ``n_bins`` equal-width bins over a range, and whole-number
     columns decoded as rounded values within ``ceil(LOW)..floor(HIGH)``.
+    A range read from the data that cannot be binned is refused without
+    showing it (it is private); a declared one is shown.
     """
     from .synthesis._domain import build_domains
 
-    names = [domain.name for domain in domains]
-    try:
-        return build_domains(
-            [np.empty(0)] * len(domains),
-            names,
-            categories={d.name: d.categories for d in domains if d.categories},
-            bounds={d.name: tuple(d.bounds[:2]) for d in domains if d.bounds},
-            n_bins=n_bins,
-            pandas_dtypes=[
-                np.dtype(np.int64) if domain.integer else None for domain in domains
-            ],
-        )
-    except ValueError as error:
-        raise CommandLineError(str(error)) from None
+    built = []
+    for domain in domains:
+        try:
+            (column_domain,) = build_domains(
+                [np.empty(0)],
+                [domain.name],
+                categories=None
+                if domain.categories is None
+                else {domain.name: domain.categories},
+                bounds=None
+                if domain.bounds is None
+                else {domain.name: tuple(domain.bounds[:2])},
+                n_bins=n_bins,
+                pandas_dtypes=[np.dtype(np.int64) if domain.integer else None],
+            )
+        except ValueError as error:
+            if not domain.read_from_data:
+                raise CommandLineError(str(error)) from None
+            raise CommandLineError(
+                f"column {domain.name!r}: the range read from the data cannot "
+                f"be cut into {n_bins} bins of whole or floating-point numbers; "
+                f"give its public range with --bounds {domain.name}=LOW:HIGH"
+            ) from None
+        built.append(column_domain)
+    return built
 
 
 # -- encoding ----------------------------------------------------------------
@@ -681,6 +710,25 @@ def _encode_file(csv_file, codes, column_domains, columns):
         row = stop
     if row != n_rows:
         raise _changed(csv_file)
+
+
+def _check_fit_memory(codes):
+    """Refuse rows too many for the fit's memory, before it is charged.
+
+    The synthesizer copies the codes and counts each marginal through an
+    index of 8 bytes a row (and a few more for its counting).
+    """
+    from .utils._feasibility import check_memory
+
+    n_rows, n_columns = codes.shape
+    try:
+        check_memory(
+            n_rows * (n_columns * codes.dtype.itemsize + 24),
+            f"fitting the synthesizer on {n_rows:,} rows",
+            "synthesize from a sample of the rows",
+        )
+    except MemoryError as error:
+        raise CommandLineError(str(error)) from None
 
 
 def _changed(csv_file):
@@ -895,6 +943,7 @@ def synthesize_csv(
     from .accounting import PrivacyBudget
     from .exceptions import BudgetExceededError
     from .synthesis import PMWSynthesizer
+    from .synthesis._domain import code_dtype
 
     _check_options(
         epsilon=epsilon,
@@ -927,6 +976,9 @@ def synthesize_csv(
     read = iter(_column_domains([d for d in domains if d.read_from_data], n_bins))
     column_domains = [c.domain or next(read) for c in columns]
     _check_marginal_size(column_domains)
+    if code_dtype(column_domains).itemsize > codes.dtype.itemsize:
+        codes = codes.astype(code_dtype(column_domains))  # a longer list read
+    _check_fit_memory(codes)
     n_samples = n_rows if n_samples is None else n_samples
     writers = [_CellWriter(domain, len(header) == 1) for domain in column_domains]
     _check_space(target, header, writers, n_samples, out_path)
@@ -957,7 +1009,7 @@ def synthesize_csv(
                 f"more than --epsilon {epsilon:g} with delta={delta:g}; nothing "
                 "was spent. Raise --epsilon or --delta, or lower --n-rounds"
             ) from None
-        except (ValueError, TypeError) as error:
+        except (ValueError, TypeError, MemoryError) as error:
             if hasattr(model, "privacy_event_"):
                 raise  # after the charge: a bug, not a usage error
             raise CommandLineError(f"the synthesizer refused: {error}") from None
