@@ -129,7 +129,12 @@ def _add_synthesize(sub) -> None:
             "otherwise, and whenever its range is read from the data, as "
             "decimals: the values never decide the format. Every problem with "
             "the file or the options is a usage error (exit status 2) before "
-            "anything is spent; empty cells in a numeric column are refused."
+            "anything is spent; empty cells in a numeric column are refused. "
+            "The file is read a chunk of rows at a time, never whole: once to "
+            "check it, read any list or range not given and encode the "
+            "declared columns, and a second time only if some list or range "
+            "was read from the data; the fit then holds one byte a cell (for "
+            "columns of at most 256 values or bins)."
         ),
         epilog=(
             "example: python -m skdp synthesize data.csv --epsilon 1 --out "
@@ -200,7 +205,8 @@ def _add_synthesize(sub) -> None:
         metavar="N",
         help="refuse to read the list of values of a categorical column from "
         "the data when it has more than N distinct values: the synthetic rows "
-        "would copy them (default: %(default)s)",
+        "would copy them (default: %(default)s, at most "
+        f"{cli.MAX_CATEGORIES:,})",
     )
     synth.add_argument(
         "--n-bins",

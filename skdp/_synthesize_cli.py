@@ -8,6 +8,14 @@ are passed with their public range (``--bounds``). Where a list or a range
 is not given, it is read from the data with a
 :class:`~skdp.exceptions.PrivacyLeakWarning`, or refused with ``--strict``.
 
+The file is never held in memory: it is read a chunk of rows at a time,
+once to check every cell, summarise each column (its range, or its distinct
+values up to ``--max-categories``) and encode the columns whose domain the
+options give, and a second time, only if a list or range was read from the
+data, to encode the other columns. The synthesizer is fitted on the cells'
+integer codes (one byte a cell for domains of at most 256 values or bins),
+and the synthetic rows are sampled, decoded and written a chunk at a time.
+
 The command releases nothing but the noise: every problem with the file or
 the options is found before ``PMWSynthesizer.fit`` charges the budget, and
 what leaves the run after it (the file, its format, messages) depends on
@@ -18,7 +26,11 @@ column is fixed from the options before the fit, never from the values.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import gc
+import io
+import itertools
 import math
 import os
 import shutil
@@ -52,12 +64,17 @@ MAX_SAMPLES = 10**8
 MAX_BINS = 1_000
 MAX_ROUNDS = 10_000
 DEFAULT_MAX_CATEGORIES = 100
+# Values of a list read from the data that the first pass keeps per column.
+MAX_CATEGORIES = 100_000
 # The three largest columns' domain sizes multiplied: the cells of the
 # largest marginal that the synthesizer counts (8 bytes each, twice).
 MAX_MARGINAL_CELLS = 10**7
 # Synthetic cells sampled, decoded and written at a time: memory stays
 # bounded whatever --n-samples is.
 _CHUNK_CELLS = 10**6
+# Rows of the input read, checked and encoded at a time: the text of one
+# chunk is all the command holds of the file's text.
+_READ_ROWS = 2**16
 
 
 class CommandLineError(Exception):
@@ -116,7 +133,7 @@ def _check_options(
         ("--n-bins", n_bins, 1, MAX_BINS, ""),
         ("--n-rounds", n_rounds, 1, MAX_ROUNDS, ""),
         ("--seed", seed, 0, None, ""),
-        ("--max-categories", max_categories, 1, None, ""),
+        ("--max-categories", max_categories, 1, MAX_CATEGORIES, ""),
     ]:
         if value is None:
             continue
@@ -207,103 +224,190 @@ def _are_ints(*values):
 
 
 # -- reading -----------------------------------------------------------------
-def _read_csv(path):
-    # utf-8-sig: spreadsheet programs often start the file with a byte order
-    # mark, which would otherwise become part of the first column's name.
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            rows = list(csv.reader(handle))
-    except UnicodeDecodeError:
-        raise CommandLineError(f"{path} is not a UTF-8 text file") from None
-    except csv.Error as error:
-        raise CommandLineError(f"{path} is not a valid CSV file: {error}") from None
-    except OSError as error:
-        raise CommandLineError(f"cannot read {path}: {error.strerror}") from None
-    except MemoryError:
-        raise CommandLineError(f"{path} is too large to read into memory") from None
-    rows = [row for row in rows if row]  # blank lines
-    if not rows:
-        raise CommandLineError(f"{path} is empty: expected a header row and data")
-    header, data = rows[0], rows[1:]
-    if any(not name.strip() for name in header):
-        raise CommandLineError(f"{path}: the header row has an empty column name")
-    repeated = sorted({name for name in header if header.count(name) > 1})
-    if repeated:
-        raise CommandLineError(f"{path}: repeated column names {repeated}")
-    if not data:
-        raise CommandLineError(f"{path} has a header but no data rows")
-    for line, row in enumerate(data, start=2):
-        if len(row) != len(header):
-            raise CommandLineError(
-                f"{path}, row {line}: {len(row)} fields, but the header has "
-                f"{len(header)}"
-            )
-    columns = [list(column) for column in zip(*data)]
-    return header, columns
+class _CsvFile:
+    """The input file, read a chunk of rows at a time; never whole.
 
-
-def _read_numbers(values):
-    """A column's cells as floats, or None if it holds text.
-
-    A column holds text if a non-empty cell is not a number, or if every
-    cell is empty. Empty cells become NaN, and ``has_empty`` says whether
-    there were any; cells such as ``nan``, ``inf`` or ``1e400`` (which
-    ``float`` reads as infinity) stay NaN or infinite. The caller refuses
-    both: the synthesizer takes finite numbers only.
+    Opened as ``utf-8-sig``: spreadsheet programs often start the file with
+    a byte order mark, which would otherwise become part of the first
+    column's name. Blank lines are skipped; every other row must have as
+    many fields as the header. Problems become a :class:`CommandLineError`
+    naming the row (counted without blank lines, the header being row 1).
     """
-    numbers = np.empty(len(values))
-    has_empty = False
-    for position, text in enumerate(values):
+
+    def __init__(self, path):
+        self.path = path
+        with self._reading() as reader:
+            header = next((row for row in reader if row), None)
+            has_data = header is not None and any(row for row in reader)
+        if header is None:
+            raise CommandLineError(f"{path} is empty: expected a header row and data")
+        if any(not name.strip() for name in header):
+            raise CommandLineError(f"{path}: the header row has an empty column name")
+        repeated = sorted({name for name in header if header.count(name) > 1})
+        if repeated:
+            raise CommandLineError(f"{path}: repeated column names {repeated}")
+        if not has_data:
+            raise CommandLineError(f"{path} has a header but no data rows")
+        self.header = header
+
+    @contextlib.contextmanager
+    def _reading(self):
+        path = self.path
+        try:
+            with open(path, encoding="utf-8-sig", newline="") as handle:
+                yield csv.reader(handle)
+        except UnicodeDecodeError:
+            raise CommandLineError(f"{path} is not a UTF-8 text file") from None
+        except csv.Error as error:
+            raise CommandLineError(f"{path} is not a valid CSV file: {error}") from None
+        except OSError as error:
+            raise CommandLineError(f"cannot read {path}: {error.strerror}") from None
+        except MemoryError:
+            raise CommandLineError(f"{path}: a row is too large to read") from None
+
+    def chunks(self):
+        """``(first row, columns)`` per chunk: ``columns[j]`` is a tuple of cells.
+
+        The cyclic garbage collector is paused while the chunks are read:
+        rows of strings hold no cycles, and rescanning the chunk's
+        hundreds of thousands of objects took a third of the reading time.
+        """
+        width = len(self.header)
+        with self._reading() as reader, _cyclic_gc_paused():
+            next(row for row in reader if row)  # the header
+            line = 2
+            rows = filter(None, reader)  # blank lines are no rows
+            while chunk := list(itertools.islice(rows, _READ_ROWS)):
+                if set(map(len, chunk)) != {width}:
+                    offset, row = next(
+                        (i, r) for i, r in enumerate(chunk) if len(r) != width
+                    )
+                    raise CommandLineError(
+                        f"{self.path}, row {line + offset}: {len(row)} "
+                        f"fields, but the header has {width}"
+                    )
+                yield line, list(zip(*chunk))
+                line += len(chunk)
+
+
+@contextlib.contextmanager
+def _cyclic_gc_paused():
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _parse_numbers(cells):
+    """A chunk of one column's cells as floats, or None if one holds text.
+
+    Returns ``(numbers, empty)``: ``empty`` marks the empty cells (their
+    number is NaN), or is None if there are none. Cells such as ``nan``,
+    ``inf`` or ``1e400`` (which ``float`` reads as infinity) stay NaN or
+    infinite; the caller refuses both.
+    """
+    try:
+        return np.fromiter(map(float, cells), dtype=float, count=len(cells)), None
+    except ValueError:
+        pass
+    numbers = np.empty(len(cells))
+    empty = np.zeros(len(cells), dtype=bool)
+    for position, text in enumerate(cells):
         if not text.strip():
             numbers[position] = np.nan
-            has_empty = True
+            empty[position] = True
             continue
         try:
             numbers[position] = float(text)
         except ValueError:
-            return None
-    if has_empty and np.all(np.isnan(numbers)):
-        return None
-    return numbers, has_empty
+            return None, None
+    return numbers, empty
 
 
-# -- the command -------------------------------------------------------------
-def _check_paths(input_path, out_path, overwrite):
-    source = Path(input_path)
-    target = Path(out_path)
-    if not source.is_file():
-        raise CommandLineError(f"cannot read {input_path}: no such file")
-    same = source.resolve() == target.resolve()
-    if not same and target.exists():
-        try:
-            same = os.path.samefile(source, target)
-        except OSError:
-            same = False
-    if same:
-        raise CommandLineError(
-            f"--out {out_path} is the input file; refusing to overwrite the input"
-        )
-    if target.is_dir():
-        raise CommandLineError(f"--out {out_path} is a directory")
-    if target.exists() and not overwrite:
-        raise CommandLineError(
-            f"--out {out_path} exists; pass --overwrite to replace it"
-        )
-    if not target.resolve().parent.is_dir():
-        raise CommandLineError(f"--out {out_path}: no such directory")
-    return source, target
+class _Column:
+    """One column: what the options say of it, then what the first pass saw.
 
-
-def _column_plan(
-    header, columns, *, categorical, categories, bounds, integer, strict, max_categories
-):
-    """Decide, for each column, how it is encoded and with which public domain.
-
-    Every decision that shapes the output file (categorical or numeric,
-    whole numbers or decimals) is taken here, before the fit; the output
-    format of a numeric column comes from the options only (see
-    :func:`_writes_whole_numbers`), never from its values.
+    The pass keeps a bounded summary per column, never the values: for a
+    numeric column its smallest and largest value and whether any cell was
+    empty or not finite; for a column that may hold text, its distinct
+    values up to ``max_categories + 1``; for a declared list, whether a
+    value is missing from it. A column whose domain the options give
+    (``--categories``, or ``--bounds``) is also encoded in that pass.
     """
+
+    def __init__(self, name, *, categorical, categories, bounds, integer, cap):
+        self.name = name
+        self.categories = categories  # declared list, or None
+        self.bounds = bounds  # declared Bounds, or None
+        self.integer = integer  # --integer given
+        # "categorical" (named so), "numeric" (given a range or --integer),
+        # or "auto": text or numbers, as the file says.
+        if categorical or categories is not None:
+            self.role = "categorical"
+        elif bounds is not None or integer:
+            self.role = "numeric"
+        else:
+            self.role = "auto"
+        self.cap = cap
+        self.distinct = set()  # values seen, while at most cap
+        self.too_many = False
+        self.unlisted = False  # a value missing from the declared list
+        self.text = False
+        self.numbers = 0
+        self.empty = False
+        self.not_finite = False
+        self.low, self.high = math.inf, -math.inf
+        self.domain = None  # its ColumnDomain, when the options give it
+
+    def observe(self, cells, codes):
+        """Update the summary with a chunk of cells; encode them if declared."""
+        if self.role == "categorical" and self.categories is not None:
+            self.unlisted = self.unlisted or not self._listed.issuperset(cells)
+            codes[:] = self.domain.encode(cells)
+            return
+        if self.role != "numeric" and not self.too_many:
+            self.distinct.update(cells)
+            if len(self.distinct) > self.cap:
+                self.too_many, self.distinct = True, set()
+        if self.role == "categorical" or self.text:
+            return
+        numbers, empty = _parse_numbers(cells)
+        if numbers is None:
+            self.text = True
+            return
+        if empty is not None:
+            self.empty = True
+            numbers = numbers[~empty]
+        self.numbers += numbers.size
+        if numbers.size and not np.all(np.isfinite(numbers)):
+            self.not_finite = True
+        elif self.domain is not None:
+            if empty is None:  # else refused after the pass
+                codes[:] = self.domain.encode(numbers)
+        elif numbers.size:
+            self.low = min(self.low, float(numbers.min()))
+            self.high = max(self.high, float(numbers.max()))
+
+    @property
+    def _listed(self):
+        listed = getattr(self, "_listed_set", None)
+        if listed is None:
+            listed = self._listed_set = set(self.categories)
+        return listed
+
+    @property
+    def is_text(self):
+        """Text: a cell is not a number, or every cell is empty."""
+        if self.role == "categorical":
+            return True
+        return self.text or self.numbers == 0
+
+
+def _columns(header, *, categorical, categories, bounds, integer, max_categories):
+    """One :class:`_Column` per header name; option errors from the names only."""
     known = set(header)
     declared_categories = dict(categories)
     declared_bounds = {
@@ -322,93 +426,193 @@ def _column_plan(
                 f"{option} names unknown column(s) {unknown}; the columns are {header}"
             )
     categorical_names = set(categorical) | set(declared_categories)
-    numeric_options = [("--bounds", declared_bounds), ("--integer", integer)]
-    for option, names in numeric_options:
+    for option, names in [("--bounds", declared_bounds), ("--integer", integer)]:
         both = sorted(set(names) & categorical_names)
         if both:
             raise CommandLineError(
                 f"column(s) {both} are given both {option} and categories"
             )
+    return [
+        _Column(
+            name,
+            categorical=name in categorical,
+            categories=declared_categories.get(name),
+            bounds=declared_bounds.get(name),
+            integer=name in integer,
+            cap=max_categories,
+        )
+        for name in header
+    ]
 
-    plan = []
-    missing = []
-    for name, values in zip(header, columns):
-        parsed = None
-        if name not in categorical_names:
-            parsed = _read_numbers(values)
-        if parsed is None:
-            for option, names in numeric_options:
-                if name in names:
-                    raise CommandLineError(
-                        f"{option} given for column {name!r}, which holds text; "
-                        f"give --categories {name}=... instead"
-                    )
-            plan.append(
-                {
-                    "name": name,
-                    "kind": "categorical",
-                    "categories": declared_categories.get(name),
-                }
-            )
-            if name not in declared_categories:
+
+def _declare_domains(columns, n_bins):
+    """Give each column whose domain the options fix its ColumnDomain.
+
+    Returns the dtype of the first pass's codes: the narrowest that holds
+    the declared domains and ``n_bins`` (public values only); a longer list
+    read from the data widens it after the pass.
+    """
+    declared = []
+    for column in columns:
+        if column.categories is not None:
+            declared.append(_Domain(column.name, categories=column.categories))
+        elif column.bounds is not None:
+            whole = _writes_whole_numbers(column.integer, column.bounds)
+            declared.append(_Domain(column.name, bounds=column.bounds, integer=whole))
+    built = iter(_column_domains(declared, n_bins))
+    largest = 1
+    for column in columns:
+        if column.categories is not None or column.bounds is not None:
+            column.domain = next(built)
+            largest = max(largest, column.domain.size)
+        else:
+            largest = max(largest, n_bins)
+    return np.min_scalar_type(largest - 1)
+
+
+def _scan(csv_file, columns, dtype):
+    """First pass: every column's summary and the codes of the declared ones.
+
+    The codes of the other columns are filled by :func:`_encode_file` once
+    their domain is known. Chunks of codes are joined at the end (for a
+    moment, twice the codes' memory).
+    """
+    blocks = []
+    try:
+        for _, cells in csv_file.chunks():
+            block = np.zeros((len(cells[0]), len(columns)), dtype=dtype)
+            for j, (column, column_cells) in enumerate(zip(columns, cells)):
+                column.observe(column_cells, block[:, j])
+            blocks.append(block)
+        return np.concatenate(blocks)
+    except MemoryError:
+        blocks.clear()
+        raise CommandLineError(
+            f"{csv_file.path} has too many rows for this machine's memory "
+            f"({len(columns)} byte(s) a row or more); nothing was spent: "
+            "synthesize from a sample of the rows"
+        ) from None
+
+
+# -- the public domain of each column ------------------------------------------
+class _Domain(NamedTuple):
+    """What a column becomes: its categories, or its range and format."""
+
+    name: str
+    categories: list | None = None
+    bounds: Bounds | None = None
+    integer: bool = False
+    read_from_data: bool = False
+
+
+def _domains(columns, *, strict):
+    """Decide every column's domain from the options and the first pass.
+
+    Every decision that shapes the output file (categorical or numeric,
+    whole numbers or decimals) is taken here, before the fit; the output
+    format of a numeric column comes from the options only (see
+    :func:`_writes_whole_numbers`), never from its values. A list or a
+    range not given is read from the pass's summary (warned about by
+    :func:`_warn_read_from_data`).
+    """
+    domains, missing = [], []
+    for column in columns:
+        name = column.name
+        if column.is_text:
+            if column.role == "numeric":
+                option = "--bounds" if column.bounds is not None else "--integer"
+                raise CommandLineError(
+                    f"{option} given for column {name!r}, which holds text; "
+                    f"give --categories {name}=... instead"
+                )
+            domains.append(_Domain(name, categories=column.categories))
+            if column.categories is None:
                 missing.append(f"--categories {name}=...")
             continue
-        numbers, has_empty = parsed
-        if has_empty:
+        if column.empty:
             raise CommandLineError(
                 f"column {name!r} has empty cells in a numeric column; the "
                 "synthesizer does not take missing values: fill them or declare "
                 f"the column categorical with --categories {name}=...,"
             )
-        if not np.all(np.isfinite(numbers)):
+        if column.not_finite:
             raise CommandLineError(
                 f"column {name!r} holds numbers and also cells that are not "
                 "finite numbers (nan, inf, or beyond the floating-point range); "
                 "fix those cells or declare the column categorical with "
                 f"--categories {name}=..."
             )
-        column_bounds = declared_bounds.get(name)
-        whole = _writes_whole_numbers(name, integer, column_bounds)
-        if whole and column_bounds is not None:
-            if math.ceil(column_bounds.low) > math.floor(column_bounds.high):
-                raise CommandLineError(
-                    f"--integer {name}: no whole number within --bounds "
-                    f"{name}={column_bounds.low:g}:{column_bounds.high:g}"
-                )
-        plan.append(
-            {
-                "name": name,
-                "kind": "numeric",
-                "values": numbers,
-                "integer": whole,
-                "bounds": column_bounds,
-            }
-        )
-        if column_bounds is None:
+        whole = _writes_whole_numbers(column.integer, column.bounds)
+        domains.append(_Domain(name, bounds=column.bounds, integer=whole))
+        if column.bounds is None:
             missing.append(f"--bounds {name}=LOW:HIGH")
     if strict and missing:
         raise CommandLineError("--strict: no public domain for " + ", ".join(missing))
-    for column, values in zip(plan, columns):
+    for column in columns:
         # Categories read from the data are the raw values: for a column
         # with many of them the synthetic rows would copy values that only
         # a few people have. Only the comparison with the public cap is
         # data-dependent, and it is reported before any budget is spent.
-        if column["kind"] == "categorical" and column["categories"] is None:
-            if len(set(values)) > max_categories:
-                name = column["name"]
-                raise CommandLineError(
-                    f"column {name!r} has more than {max_categories} distinct "
-                    "values and no public list of them; categories read from the "
-                    "data would copy its values into the synthetic rows. Give the "
-                    f"public list with --categories {name}=A,B,..., or, for a "
-                    f"numeric column, its public range with --bounds "
-                    f"{name}=LOW:HIGH (and without --categorical {name}); "
-                    "--max-categories N raises the limit"
-                )
-    return plan
+        if column.is_text and column.categories is None and column.too_many:
+            name = column.name
+            raise CommandLineError(
+                f"column {name!r} has more than {column.cap} distinct "
+                "values and no public list of them; categories read from the "
+                "data would copy its values into the synthetic rows. Give the "
+                f"public list with --categories {name}=A,B,..., or, for a "
+                f"numeric column, its public range with --bounds "
+                f"{name}=LOW:HIGH (and without --categorical {name}); "
+                "--max-categories N raises the limit"
+            )
+    for column in columns:
+        if column.unlisted:
+            # Neither the values nor their number: both are private.
+            raise CommandLineError(
+                f"column {column.name!r} holds values that --categories does not "
+                f"list; add them to --categories {column.name}=... or clean the file"
+            )
+    return [_read_from_data(domain, column) for domain, column in zip(domains, columns)]
 
 
-def _writes_whole_numbers(name, integer, bounds):
+def _read_from_data(domain, column):
+    """The domain, with a list or range not given taken from the summary."""
+    if domain.categories is None and domain.bounds is None:
+        if column.is_text:
+            return domain._replace(
+                categories=sorted(column.distinct), read_from_data=True
+            )
+        low, high = column.low, column.high
+        if domain.integer:
+            low, high = math.floor(low), math.ceil(high)
+        if not high > low:
+            low, high = low - 0.5, high + 0.5
+        return domain._replace(bounds=Bounds(low, high, False), read_from_data=True)
+    return domain
+
+
+def _warn_read_from_data(domains):
+    """One PrivacyLeakWarning per list or range read from the data."""
+    for domain in domains:
+        if not domain.read_from_data:
+            continue
+        name = domain.name
+        if domain.categories is not None:
+            warn_data_derived(
+                f"--categories {name}=...",
+                "which values occur in that column",
+                f"pass --categories {name}=A,B,... with the public list",
+                stacklevel=3,
+            )
+        else:
+            warn_data_derived(
+                f"--bounds {name}=LOW:HIGH",
+                "the smallest and largest value of that column",
+                f"pass --bounds {name}=LOW:HIGH from public knowledge",
+                stacklevel=3,
+            )
+
+
+def _writes_whole_numbers(integer, bounds):
     """Whether a numeric column is written as whole numbers; options only.
 
     Yes if the column is named in ``--integer``, or if its ``--bounds`` are
@@ -417,77 +621,126 @@ def _writes_whole_numbers(name, integer, bounds):
     decide: one value written ``30.5`` instead of ``30`` would otherwise
     change the format of the whole synthetic column.
     """
-    return name in integer or (bounds is not None and bounds.whole)
+    return integer or (bounds is not None and bounds.whole)
 
 
-def _encode(plan, columns):
-    """Numeric matrix for the synthesizer, plus its categories and bounds."""
-    encoded, categories, bounds = [], {}, {}
-    for position, (column, values) in enumerate(zip(plan, columns)):
-        name = column["name"]
-        if column["kind"] == "categorical":
-            if column["categories"] is None:
-                warn_data_derived(
-                    f"--categories {name}=...",
-                    "which values occur in that column",
-                    f"pass --categories {name}=A,B,... with the public list",
-                    stacklevel=2,
-                )
-                column["categories"] = sorted(set(values))
-            index = {value: code for code, value in enumerate(column["categories"])}
-            if not set(values) <= set(index):
-                # Neither the values nor their number: both are private.
+def _check_whole_numbers_fit(columns):
+    """An ``--integer`` column needs a whole number within its ``--bounds``."""
+    for column in columns:
+        bounds = column.bounds
+        if _writes_whole_numbers(column.integer, bounds) and bounds is not None:
+            if math.ceil(bounds.low) > math.floor(bounds.high):
                 raise CommandLineError(
-                    f"column {name!r} holds values that --categories does not "
-                    f"list; add them to --categories {name}=... or clean the file"
+                    f"--integer {column.name}: no whole number within --bounds "
+                    f"{column.name}={bounds.low:g}:{bounds.high:g}"
                 )
-            encoded.append(np.array([index[v] for v in values], dtype=float))
-            categories[position] = list(range(len(column["categories"])))
-        else:
-            if column["bounds"] is None:
-                warn_data_derived(
-                    f"--bounds {name}=LOW:HIGH",
-                    "the smallest and largest value of that column",
-                    f"pass --bounds {name}=LOW:HIGH from public knowledge",
-                    stacklevel=2,
-                )
-                low, high = float(column["values"].min()), float(column["values"].max())
-                if column["integer"]:
-                    low, high = math.floor(low), math.ceil(high)
-                if not high > low:
-                    low, high = low - 0.5, high + 0.5
-                column["bounds"] = Bounds(low, high, whole=False)
-            encoded.append(column["values"])
-            bounds[position] = (column["bounds"].low, column["bounds"].high)
-    return np.column_stack(encoded), categories, bounds
 
 
-def _decode(plan, synthetic):
-    """Text cells of synthetic rows; each column's format is fixed by the plan."""
-    out = []
-    for column, values in zip(plan, np.asarray(synthetic, dtype=float).T):
-        if column["kind"] == "categorical":
-            labels = column["categories"]
-            codes = np.clip(np.rint(values).astype(np.intp), 0, len(labels) - 1)
-            out.append([labels[code] for code in codes])
-        elif column["integer"]:
-            low, high = column["bounds"].low, column["bounds"].high
-            rounded = np.clip(np.rint(values), math.ceil(low), math.floor(high))
-            out.append([str(int(v)) for v in rounded])
-        else:
-            out.append([format(v, ".6g") for v in values])
-    return [list(row) for row in zip(*out)]
+def _column_domains(domains, n_bins):
+    """The synthesizer's :class:`~skdp.synthesis._domain.ColumnDomain` of each.
+
+    Built by the synthesizer's own :func:`build_domains` from the resolved
+    lists and ranges (so it never reads data here): categories in the given
+    order, ``n_bins`` equal-width bins over a range, and whole-number
+    columns decoded as rounded values within ``ceil(LOW)..floor(HIGH)``.
+    A range read from the data that cannot be binned is refused without
+    showing it (it is private); a declared one is shown.
+    """
+    from .synthesis._domain import build_domains
+
+    built = []
+    for domain in domains:
+        try:
+            (column_domain,) = build_domains(
+                [np.empty(0)],
+                [domain.name],
+                categories=None
+                if domain.categories is None
+                else {domain.name: domain.categories},
+                bounds=None
+                if domain.bounds is None
+                else {domain.name: tuple(domain.bounds[:2])},
+                n_bins=n_bins,
+                pandas_dtypes=[np.dtype(np.int64) if domain.integer else None],
+            )
+        except ValueError as error:
+            if not domain.read_from_data:
+                raise CommandLineError(str(error)) from None
+            raise CommandLineError(
+                f"column {domain.name!r}: the range read from the data cannot "
+                f"be cut into {n_bins} bins of whole or floating-point numbers; "
+                f"give its public range with --bounds {domain.name}=LOW:HIGH"
+            ) from None
+        built.append(column_domain)
+    return built
 
 
-def _check_marginal_size(plan, n_bins):
-    """Refuse domains whose largest marginal would not fit in memory."""
-    sizes = sorted(
-        (
-            len(column["categories"]) if column["kind"] == "categorical" else n_bins,
-            column["name"],
+# -- encoding ----------------------------------------------------------------
+def _encode_file(csv_file, codes, column_domains, columns):
+    """Second pass: the codes of the columns whose domain came from the data.
+
+    Skipped when the options give every domain. The first pass checked
+    every cell; a file that no longer agrees with it (changed since) is
+    refused, still before anything is spent.
+    """
+    todo = [j for j, column in enumerate(columns) if column.domain is None]
+    if not todo:
+        return
+    listed = {
+        j: set(column_domains[j].categories)
+        for j in todo
+        if column_domains[j].categories is not None
+    }
+    n_rows, row = len(codes), 0
+    for _, cells in csv_file.chunks():
+        stop = row + len(cells[0])
+        if stop > n_rows:
+            raise _changed(csv_file)
+        for j in todo:
+            domain, column_cells = column_domains[j], cells[j]
+            if j in listed:
+                if not listed[j].issuperset(column_cells):
+                    raise _changed(csv_file)
+                codes[row:stop, j] = domain.encode(column_cells)
+                continue
+            numbers, empty = _parse_numbers(column_cells)
+            if numbers is None or empty is not None or not np.isfinite(numbers).all():
+                raise _changed(csv_file)
+            codes[row:stop, j] = domain.encode(numbers)
+        row = stop
+    if row != n_rows:
+        raise _changed(csv_file)
+
+
+def _check_fit_memory(codes):
+    """Refuse rows too many for the fit's memory, before it is charged.
+
+    The synthesizer copies the codes and counts each marginal through an
+    index of 8 bytes a row (and a few more for its counting).
+    """
+    from .utils._feasibility import check_memory
+
+    n_rows, n_columns = codes.shape
+    try:
+        check_memory(
+            n_rows * (n_columns * codes.dtype.itemsize + 24),
+            f"fitting the synthesizer on {n_rows:,} rows",
+            "synthesize from a sample of the rows",
         )
-        for column in plan
-    )[-3:]
+    except MemoryError as error:
+        raise CommandLineError(str(error)) from None
+
+
+def _changed(csv_file):
+    return CommandLineError(
+        f"{csv_file.path} changed while it was being read; nothing was spent: "
+        "run the command again once it is complete"
+    )
+
+
+def _check_marginal_size(column_domains):
+    """Refuse domains whose largest marginal would not fit in memory."""
+    sizes = sorted((domain.size, domain.name) for domain in column_domains)[-3:]
     cells = math.prod(size for size, _ in sizes)
     if cells > MAX_MARGINAL_CELLS:
         shown = ", ".join(f"{name!r}: {size:,}" for size, name in sizes)
@@ -499,24 +752,67 @@ def _check_marginal_size(plan, n_bins):
         )
 
 
-def _row_width(plan):
-    """Most bytes one synthetic row can take in the CSV file (with CRLF)."""
-    width = len(plan) + 1  # separators and line end
-    for column in plan:
-        if column["kind"] == "categorical":
-            # Quoted, with every character a doubled quote at worst.
-            width += max(2 * len(v.encode("utf-8")) + 2 for v in column["categories"])
-        elif column["integer"]:
-            low, high = column["bounds"].low, column["bounds"].high
-            width += max(len(str(math.ceil(low))), len(str(math.floor(high))))
-        else:
-            width += 13  # the longest ".6g" text, such as "-1.23457e-308"
-    return width
+# -- writing -----------------------------------------------------------------
+class _CellWriter:
+    """The text of one synthetic column, from its codes; format fixed before the fit.
+
+    A category is written as the CSV module writes it (quoted when it holds
+    a comma, a quote or a line break), prepared once per category; a
+    whole-number column as an integer, from a prepared table when its range
+    is short; any other numeric column with six significant digits.
+    """
+
+    _TABLE_MAX = 2**20
+
+    def __init__(self, domain, only_column):
+        self.domain = domain
+        self.table = self.low = None
+        if domain.categories is not None:
+            self.table = np.empty(domain.size, dtype=object)
+            for code, category in enumerate(domain.categories):
+                self.table[code] = _csv_field(category, only_column)
+        elif domain.integer:
+            low, high = math.ceil(domain.edges[0]), math.floor(domain.edges[-1])
+            if high - low < self._TABLE_MAX:
+                self.low = low
+                self.table = np.array(
+                    [str(v) for v in range(low, high + 1)], dtype=object
+                )
+
+    def cells(self, codes, rng):
+        if self.domain.categories is not None:
+            return self.table[codes]
+        values = self.domain.decode(codes, rng)
+        if not self.domain.integer:
+            return list(map("{:.6g}".format, values.tolist()))
+        whole = values.astype(np.int64)
+        if self.table is not None:
+            return self.table[whole - self.low]
+        return list(map(str, whole.tolist()))
+
+    def width(self):
+        """Most bytes one cell can take."""
+        if self.domain.categories is not None:
+            return max(len(text.encode("utf-8")) for text in self.table)
+        if self.domain.integer:
+            edges = self.domain.edges
+            low, high = math.ceil(edges[0]), math.floor(edges[-1])
+            return max(len(str(low)), len(str(high)))
+        return 13  # the longest ".6g" text, such as "-1.23457e-308"
 
 
-def _check_space(target, header, plan, n_samples, out_path):
+def _csv_field(text, only_column):
+    """``text`` as :func:`csv.writer` writes it in a row of one or more fields."""
+    buffer = io.StringIO()
+    csv.writer(buffer).writerow([text] if only_column else [text, ""])
+    line = buffer.getvalue()[: -len("\r\n")]
+    return line if only_column else line[: -len(",")]
+
+
+def _check_space(target, header, writers, n_samples, out_path):
     """Refuse before the fit an output the disk cannot hold."""
-    size = _row_width(plan) * (n_samples + 1) + sum(len(n) for n in header)
+    row = sum(writer.width() for writer in writers) + len(writers) + 1
+    size = row * (n_samples + 1) + sum(len(n) for n in header)
     try:
         free = shutil.disk_usage(target.resolve().parent).free
     except OSError:
@@ -547,16 +843,48 @@ def _open_output(target, out_path):
         ) from None
 
 
-def _write_synthetic(handle, header, plan, model, n_samples, seed):
+def _write_synthetic(handle, header, writers, model, n_samples, seed):
     """Sample, decode and write ``n_samples`` rows, a bounded chunk at a time."""
-    writer = csv.writer(handle)
-    writer.writerow(header)
-    # One generator for all chunks, so that seeded chunks differ.
-    random_state = None if seed is None else np.random.default_rng(seed)
+    from .utils._random import check_random_source
+
+    csv.writer(handle).writerow(header)
+    # One generator for all chunks, so that seeded chunks differ; without a
+    # seed it is seeded from the operating system (sampling is
+    # post-processing: its randomness protects nothing).
+    rng = check_random_source(seed).numpy_generator()
     chunk = max(1, _CHUNK_CELLS // len(header))
     for start in range(0, n_samples, chunk):
-        rows = model.sample(min(chunk, n_samples - start), random_state=random_state)
-        writer.writerows(_decode(plan, rows))
+        codes = model.sample(min(chunk, n_samples - start), random_state=rng)
+        codes = codes.astype(np.intp)
+        cells = [writer.cells(codes[:, j], rng) for j, writer in enumerate(writers)]
+        handle.write("\r\n".join(map(",".join, zip(*cells))) + "\r\n")
+
+
+# -- the command -------------------------------------------------------------
+def _check_paths(input_path, out_path, overwrite):
+    source = Path(input_path)
+    target = Path(out_path)
+    if not source.is_file():
+        raise CommandLineError(f"cannot read {input_path}: no such file")
+    same = source.resolve() == target.resolve()
+    if not same and target.exists():
+        try:
+            same = os.path.samefile(source, target)
+        except OSError:
+            same = False
+    if same:
+        raise CommandLineError(
+            f"--out {out_path} is the input file; refusing to overwrite the input"
+        )
+    if target.is_dir():
+        raise CommandLineError(f"--out {out_path} is a directory")
+    if target.exists() and not overwrite:
+        raise CommandLineError(
+            f"--out {out_path} exists; pass --overwrite to replace it"
+        )
+    if not target.resolve().parent.is_dir():
+        raise CommandLineError(f"--out {out_path}: no such directory")
+    return source, target
 
 
 def synthesize_csv(
@@ -585,6 +913,14 @@ def synthesize_csv(
     a bound being ``(low, high)`` (whole numbers if both are ints) or a
     :class:`Bounds`.
 
+    The file is read twice, a chunk of rows at a time, and never held in
+    memory: a first pass checks every cell and summarises each column (its
+    range, or its distinct values up to ``max_categories``), a second
+    encodes every cell to its integer code in the column's public domain;
+    the synthesizer is fitted on those codes (one byte a cell for domains
+    of at most 256 values) and the synthetic rows are sampled, decoded and
+    written a chunk at a time.
+
     Every problem with the file or the options is found before the fit,
     the only step that reads the data under the privacy guarantee; after
     it, the output depends on the data only through the synthesizer's
@@ -593,8 +929,8 @@ def synthesize_csv(
     Returns
     -------
     model : PMWSynthesizer
-        The fitted synthesizer (its ``epsilon_`` and ``delta_`` are what the
-        fit spent).
+        The fitted synthesizer, on the columns' integer codes (its
+        ``epsilon_`` and ``delta_`` are what the fit spent).
 
     Raises
     ------
@@ -607,6 +943,7 @@ def synthesize_csv(
     from .accounting import PrivacyBudget
     from .exceptions import BudgetExceededError
     from .synthesis import PMWSynthesizer
+    from .synthesis._domain import code_dtype
 
     _check_options(
         epsilon=epsilon,
@@ -618,53 +955,67 @@ def synthesize_csv(
         max_categories=max_categories,
     )
     source, target = _check_paths(input_path, out_path, overwrite)
-    header, columns = _read_csv(source)
-    _say(progress, f"read {source}: {len(columns[0]):,} rows, {len(header)} columns")
-    plan = _column_plan(
+    csv_file = _CsvFile(source)
+    header = csv_file.header
+    columns = _columns(
         header,
-        columns,
         categorical=categorical,
         categories=categories,
         bounds=bounds,
         integer=integer,
-        strict=strict,
         max_categories=max_categories,
     )
-    X, codes, ranges = _encode(plan, columns)
-    params = {"epsilon": epsilon, "categories": codes, "bounds": ranges}
-    for name, value in [("delta", delta), ("n_bins", n_bins), ("n_rounds", n_rounds)]:
+    _check_whole_numbers_fit(columns)
+    defaults = PMWSynthesizer().get_params()
+    n_bins = defaults["n_bins"] if n_bins is None else n_bins
+    dtype = _declare_domains(columns, n_bins)
+    codes = _scan(csv_file, columns, dtype)
+    n_rows = len(codes)
+    _say(progress, f"read {source}: {n_rows:,} rows, {len(header)} columns")
+    domains = _domains(columns, strict=strict)
+    read = iter(_column_domains([d for d in domains if d.read_from_data], n_bins))
+    column_domains = [c.domain or next(read) for c in columns]
+    _check_marginal_size(column_domains)
+    if code_dtype(column_domains).itemsize > codes.dtype.itemsize:
+        codes = codes.astype(code_dtype(column_domains))  # a longer list read
+    _check_fit_memory(codes)
+    n_samples = n_rows if n_samples is None else n_samples
+    writers = [_CellWriter(domain, len(header) == 1) for domain in column_domains]
+    _check_space(target, header, writers, n_samples, out_path)
+    _warn_read_from_data(domains)
+    _encode_file(csv_file, codes, column_domains, columns)
+    sizes = [domain.size for domain in column_domains]
+    params = {"epsilon": epsilon, "categories": [list(range(k)) for k in sizes]}
+    for name, value in [("delta", delta), ("n_rounds", n_rounds)]:
         if value is not None:
             params[name] = value
-    defaults = PMWSynthesizer().get_params()
     delta = defaults["delta"] if delta is None else delta
-    _check_marginal_size(plan, defaults["n_bins"] if n_bins is None else n_bins)
-    n_samples = len(X) if n_samples is None else n_samples
-    _check_space(target, header, plan, n_samples, out_path)
     # A budget of exactly (epsilon, delta): the fit cannot spend more than
     # the command was given, whatever its plan (it is refused at the charge,
     # before any noise is drawn).
     budget = PrivacyBudget(epsilon, delta)
     model = PMWSynthesizer(random_state=seed, budget=budget, **params)
-    whole = [c["name"] for c in plan if c["kind"] == "numeric" and c["integer"]]
+    whole = [d.name for d in domains if d.categories is None and d.integer]
     if whole:
         _say(progress, "whole numbers in: " + ", ".join(whole))
     handle = _open_output(target, out_path)
     try:
         _say(progress, f"fitting PMWSynthesizer(epsilon={epsilon:g}) ...")
         try:
-            model.fit(X)  # the charge
+            model.fit(codes)  # the charge
         except BudgetExceededError:
             raise CommandLineError(
                 f"the synthesizer's plan for {len(header)} columns would spend "
                 f"more than --epsilon {epsilon:g} with delta={delta:g}; nothing "
                 "was spent. Raise --epsilon or --delta, or lower --n-rounds"
             ) from None
-        except (ValueError, TypeError) as error:
+        except (ValueError, TypeError, MemoryError) as error:
             if hasattr(model, "privacy_event_"):
                 raise  # after the charge: a bug, not a usage error
             raise CommandLineError(f"the synthesizer refused: {error}") from None
+        del codes
         try:
-            _write_synthetic(handle, header, plan, model, n_samples, seed)
+            _write_synthetic(handle, header, writers, model, n_samples, seed)
             handle.close()
             os.replace(handle.name, target)
         except OSError as error:

@@ -29,6 +29,7 @@ missing value in a column *not* declared so is refused before the charge.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from numbers import Real
@@ -41,6 +42,7 @@ __all__ = [
     "MAX_DATA_CATEGORIES",
     "ColumnDomain",
     "build_domains",
+    "code_dtype",
     "encode_columns",
     "is_missing",
 ]
@@ -112,12 +114,22 @@ class ColumnDomain:
         caller has refused them otherwise).
         """
         missing = is_missing(values) if self.missing else None
+        if self._encodes_integers(values):
+            # Integer categories of an integer array (which holds no missing
+            # value): one vectorized search instead of a dictionary look-up
+            # per value (same codes).
+            categories = np.array(self.categories, dtype=np.int64)
+            order = np.argsort(categories, kind="stable")
+            ordered = categories[order]
+            position = np.minimum(np.searchsorted(ordered, values), len(ordered) - 1)
+            return np.where(ordered[position] == values, order[position], 0)
         if self.categories is not None:
             lookup = {value: code for code, value in enumerate(self.categories)}
+            plain = _plain(values)
             codes = np.fromiter(
-                (lookup.get(v, 0) for v in _plain(values)),
+                map(lookup.get, plain, itertools.repeat(0, len(plain))),
                 dtype=np.int64,
-                count=len(values),
+                count=len(plain),
             )
         else:
             if missing is not None:
@@ -135,10 +147,12 @@ class ColumnDomain:
         the missing value."""
         codes = np.asarray(codes, dtype=np.int64)
         if self.categories is not None:
-            table = self.categories + ((self.missing_value,) if self.missing else ())
-            values = np.empty(len(codes), dtype=object)
-            values[:] = [table[c] for c in codes]
-            return values
+            table = np.empty(self.size, dtype=object)
+            for code, category in enumerate(self.categories):
+                table[code] = category  # one by one: tuples stay scalars
+            if self.missing:
+                table[self.n_values] = self.missing_value
+            return table[codes]
         missing = codes >= self.n_values
         inside = np.minimum(codes, self.n_values - 1)
         low = self.edges[inside]
@@ -152,6 +166,23 @@ class ColumnDomain:
             values = np.where(missing, np.nan, values)
         return values
 
+    def vectorized(self, values) -> bool:
+        """Whether :meth:`encode` of ``values`` runs without a Python loop.
+
+        Bins always do, and so do integer categories of an integer array;
+        other categories are looked up value by value.
+        """
+        return self.categories is None or self._encodes_integers(values)
+
+    def _encodes_integers(self, values) -> bool:
+        if self.categories is None or not isinstance(values, np.ndarray):
+            return False
+        # Signed, or unsigned narrower than int64: compared exactly as int64.
+        kind, size = values.dtype.kind, values.dtype.itemsize
+        if not (kind == "i" or (kind == "u" and size < 8)):
+            return False
+        return all(type(c) is int and -(2**63) <= c < 2**63 for c in self.categories)
+
     @property
     def integer(self) -> bool:
         """Whether decoded numbers are rounded: the input dtype was integer.
@@ -164,6 +195,10 @@ class ColumnDomain:
 
 def _plain(values):
     """Python scalars, so that numpy and Python values hash alike."""
+    if isinstance(values, np.ndarray) and values.dtype != object:
+        return values.tolist()  # Python scalars already
+    if isinstance(values, tuple | list) and set(map(type, values)) <= {str}:
+        return values  # text read from a file: nothing to convert
     return [v.item() if isinstance(v, np.generic) else v for v in values]
 
 
@@ -430,8 +465,29 @@ def _numeric(values, name) -> np.ndarray:
     return numbers
 
 
+#: Rows encoded at a time by :func:`encode_columns` (vectorized columns):
+#: the temporaries of one block, not of the whole column, are in memory.
+_ENCODE_BLOCK = 2**16
+
+
+def code_dtype(domains) -> np.dtype:
+    """The narrowest unsigned integer dtype that holds every column's codes."""
+    return np.min_scalar_type(max([domain.size for domain in domains] + [1]) - 1)
+
+
 def encode_columns(columns, domains) -> np.ndarray:
-    """Integer codes of shape ``(n_samples, n_columns)``."""
-    return np.column_stack(
-        [domain.encode(values) for domain, values in zip(domains, columns, strict=True)]
-    )
+    """Integer codes of shape ``(n_samples, n_columns)``, in :func:`code_dtype`.
+
+    One byte a cell for domains of at most 256 values: a large table's codes
+    take far less memory than its values.
+    """
+    n_samples = len(columns[0]) if len(columns) else 0
+    codes = np.empty((n_samples, len(domains)), dtype=code_dtype(domains))
+    for j, (domain, values) in enumerate(zip(domains, columns, strict=True)):
+        if not domain.vectorized(values):
+            codes[:, j] = domain.encode(values)
+            continue
+        for start in range(0, n_samples, _ENCODE_BLOCK):
+            block = values[start : start + _ENCODE_BLOCK]
+            codes[start : start + _ENCODE_BLOCK, j] = domain.encode(block)
+    return codes

@@ -75,3 +75,42 @@ def test_invalid_domains_are_rejected(kwargs, match):
     params = {"categories": None, "bounds": None, **kwargs}
     with pytest.raises(ValueError, match=match):
         build_domains([np.array([1.0])], [0], n_bins=3, pandas_dtypes=None, **params)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.uint32, np.int64])
+def test_integer_categories_are_encoded_vectorized_as_by_lookup(dtype):
+    # Integer arrays over integer categories take a vectorized search; it
+    # must give the codes of the value-by-value look-up, unknowns included.
+    domain = ColumnDomain("c", categories=(7, 3, 100, 0, 5))
+    values = np.array([3, 7, 1, 0, 100, 5, 5, 99, 3], dtype=dtype)
+    assert domain.vectorized(values)
+    lookup = {c: code for code, c in enumerate(domain.categories)}
+    expected = [lookup.get(int(v), 0) for v in values]
+    assert domain.encode(values).tolist() == expected
+    # Floats, objects and bool categories keep the look-up.
+    assert not domain.vectorized(values.astype(float))
+    assert not ColumnDomain("b", categories=(False, True)).vectorized(values)
+
+
+def test_categories_decode_to_their_values_even_tuples():
+    domain = ColumnDomain("c", categories=("a", (1, 2), 3))
+    decoded = domain.decode(np.array([2, 0, 1, 1]), np.random.default_rng(0))
+    assert decoded.dtype == object
+    assert decoded.tolist() == [3, "a", (1, 2), (1, 2)]
+
+
+def test_codes_take_the_narrowest_unsigned_type(monkeypatch):
+    from skdp.synthesis import _domain
+
+    monkeypatch.setattr(_domain, "_ENCODE_BLOCK", 3)  # blocks give the same codes
+    x = np.linspace(0.0, 1.0, 10)
+    small = [
+        ColumnDomain("x", edges=np.linspace(0, 1, 11)),
+        ColumnDomain("c", categories=(0, 1)),
+    ]
+    codes = _domain.encode_columns([x, (x > 0.5).astype(int)], small)
+    assert codes.dtype == np.uint8
+    assert codes[:, 0].tolist() == small[0].encode(x).tolist()
+    assert codes[:, 1].tolist() == [0] * 5 + [1] * 5
+    wide = ColumnDomain("y", edges=np.linspace(0, 1, 1001))
+    assert _domain.encode_columns([x], [wide]).dtype == np.uint16
