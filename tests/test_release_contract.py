@@ -366,3 +366,34 @@ def test_hostile_matrices_svc_and_regression(X, y, method, declared):
     )
     if _check_outcome(reg, X, y) == "fitted":
         assert np.all(np.isfinite(reg.predict(np.zeros((2, 3)))))
+
+
+_NEW_ESTIMATORS = {
+    "gaussian nb": lambda declared: DPGaussianNB(
+        **({"bounds": (-3, 3), "classes": [0, 1]} if declared else {})
+    ),
+    "kmeans": lambda declared: DPKMeans(
+        n_clusters=2, **({"bounds": (-3, 3)} if declared else {})
+    ),
+    "standard scaler": lambda declared: DPStandardScaler(
+        **({"bounds": (-3, 3)} if declared else {})
+    ),
+    "kbins": lambda declared: DPKBinsDiscretizer(
+        n_bins=3, **({"bounds": (-3, 3)} if declared else {})
+    ),
+}
+
+
+@pytest.mark.parametrize("X, y, method", list(_hostile_matrices())[::3])
+@pytest.mark.parametrize("declared", [True, False])
+@pytest.mark.parametrize("name", sorted(_NEW_ESTIMATORS))
+def test_hostile_matrices_preprocessing_and_models(X, y, method, declared, name):
+    estimator = _NEW_ESTIMATORS[name](declared).set_params(random_state=0)
+    supervised = name == "gaussian nb"
+    if _check_outcome(estimator, X, y if supervised else None) == "fitted":
+        if hasattr(estimator, "transform"):
+            out = estimator.transform(np.zeros((2, 3)))
+            out = out.toarray() if hasattr(out, "toarray") else out
+            assert np.all(np.isfinite(out))
+        else:
+            assert estimator.predict(np.zeros((2, 3))).shape == (2,)

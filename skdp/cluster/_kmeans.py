@@ -16,7 +16,7 @@ from sklearn.base import (
 from ..accounting._events import ComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..mechanisms import add_noise, plan_laplace
-from ..utils._privacy import warn_data_derived
+from ..utils._bounds import resolve_bounds
 from ..utils._sklearn_compat import (
     HasMethods,
     Integral,
@@ -45,38 +45,6 @@ class _KMeansInput:
     half_width: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
-
-
-def _resolve_bounds(bounds, X) -> tuple[np.ndarray, np.ndarray]:
-    """Per-feature ``(lower, upper)`` from ``bounds`` (or the data, with a warning)."""
-    n_features = X.shape[1]
-    if bounds is None:
-        warn_data_derived(
-            "bounds",
-            "the smallest and largest value of every feature",
-            "pass bounds=(lower, upper), a public range of the features "
-            "(scalars or one value per feature)",
-        )
-        lower, upper = X.min(axis=0), X.max(axis=0)
-        if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
-            raise ValueError("bounds=None reads the range from X, which overflows.")
-        # A constant feature still needs a box of positive width.
-        flat = upper <= lower
-        return np.where(flat, lower - 0.5, lower), np.where(flat, upper + 0.5, upper)
-    try:
-        lower, upper = bounds
-        lower = np.broadcast_to(np.asarray(lower, dtype=float), (n_features,))
-        upper = np.broadcast_to(np.asarray(upper, dtype=float), (n_features,))
-    except (TypeError, ValueError):
-        raise ValueError(
-            "bounds must be (lower, upper), each a number or an array of one "
-            f"value per feature ({n_features}), got {bounds!r}."
-        ) from None
-    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
-        raise ValueError("bounds must be finite.")
-    if not np.all(lower < upper):
-        raise ValueError("bounds must have lower < upper for every feature.")
-    return lower.copy(), upper.copy()
 
 
 def count_sum_split(half_width: np.ndarray) -> float:
@@ -313,7 +281,7 @@ class DPKMeans(
             raise ValueError(
                 f"n_samples={n_samples} should be >= n_clusters={self.n_clusters}."
             )
-        lower, upper = _resolve_bounds(self.bounds, X)
+        lower, upper = resolve_bounds(self.bounds, X, estimator=type(self).__name__)
         midpoint = (lower + upper) / 2.0
         half_width = (upper - lower) / 2.0
         if not (np.all(np.isfinite(midpoint)) and np.all(np.isfinite(half_width))):

@@ -13,6 +13,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from ..accounting._events import LaplaceEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..mechanisms._additive import NoisePlan, add_noise, plan_laplace
+from ..utils._bounds import resolve_bounds
 from ..utils._feasibility import check_magnitudes
 from ..utils._privacy import warn_data_derived
 from ..utils._sklearn_compat import (
@@ -473,40 +474,7 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         return classes
 
     def _resolve_bounds(self, X) -> tuple[np.ndarray, np.ndarray]:
-        n_features = X.shape[1]
-        if self.bounds is None:
-            warn_data_derived(
-                "bounds",
-                "the smallest and largest value of every feature",
-                "pass bounds=(lower, upper), public bounds of the features",
-            )
-            lower, upper = X.min(axis=0), X.max(axis=0)
-            constant = ~(lower < upper)
-            lower = np.where(constant, lower - 0.5, lower)
-            upper = np.where(constant, upper + 0.5, upper)
-        else:
-            if len(self.bounds) != 2:
-                raise ValueError(
-                    "bounds must be a pair (lower, upper) of scalars or arrays "
-                    f"of shape (n_features,), got {self.bounds!r}."
-                )
-            try:
-                lower, upper = (
-                    np.broadcast_to(np.asarray(b, dtype=float), (n_features,)).copy()
-                    for b in self.bounds
-                )
-            except (TypeError, ValueError):
-                raise ValueError(
-                    "bounds must be a pair (lower, upper) of scalars or arrays "
-                    f"of shape ({n_features},), got {self.bounds!r}."
-                ) from None
-            if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
-                raise ValueError("bounds must be finite.")
-            if not np.all(lower < upper):
-                raise ValueError(
-                    "bounds must satisfy lower < upper for every feature, got "
-                    f"{self.bounds!r}."
-                )
+        lower, upper = resolve_bounds(self.bounds, X, estimator=type(self).__name__)
         check_magnitudes(
             type(self).__name__,
             **{

@@ -1,12 +1,11 @@
-"""Per-feature public bounds, and the min-max scaler that reads only them."""
+"""The min-max scaler that reads only declared bounds."""
 
 from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
-from ..utils._feasibility import MAX_MAGNITUDE
-from ..utils._privacy import warn_data_derived
+from ..utils._bounds import resolve_bounds
 from ..utils._sklearn_compat import (
     check_is_fitted,
     fit_context,
@@ -14,67 +13,6 @@ from ..utils._sklearn_compat import (
 )
 
 __all__ = ["BoundedMinMaxScaler"]
-
-
-def resolve_feature_bounds(bounds, X: np.ndarray, what: str):
-    """Per-feature ``(lower, upper, from_data)`` of ``X``.
-
-    Parameters
-    ----------
-    bounds : None or (lower, upper)
-        Scalars, or arrays with one value per feature; ``lower < upper``
-        for every feature. ``None`` reads each feature's smallest and
-        largest value from ``X`` (ignoring NaN) and emits a
-        :class:`~skdp.exceptions.PrivacyLeakWarning`; a constant feature
-        then gets ``(v - 0.5, v + 0.5)`` and an all-NaN one ``(0, 1)``.
-    X : ndarray of shape (n_samples, n_features)
-    what : str
-        The caller, for messages.
-
-    Raises
-    ------
-    ValueError
-        For malformed, non-finite, empty or too large declared bounds.
-    """
-    n_features = X.shape[1]
-    if bounds is None:
-        warn_data_derived(
-            "bounds",
-            "the smallest and largest value of each feature",
-            f"pass bounds=(lower, upper) to {what}: public limits of each "
-            "feature (scalars, or one value per feature)",
-        )
-        finite = np.where(np.isfinite(X), X, np.nan)
-        seen = ~np.all(np.isnan(finite), axis=0)
-        lower = np.zeros(n_features)
-        upper = np.ones(n_features)
-        if X.shape[0]:
-            lower[seen] = np.nanmin(finite[:, seen], axis=0)
-            upper[seen] = np.nanmax(finite[:, seen], axis=0)
-        flat = lower >= upper
-        lower[flat] -= 0.5
-        upper[flat] += 0.5
-        return lower, upper, True
-    if isinstance(bounds, str) or not hasattr(bounds, "__len__") or len(bounds) != 2:
-        raise ValueError(
-            "bounds must be a pair (lower, upper) of scalars or per-feature "
-            f"arrays, got {bounds!r}."
-        )
-    try:
-        lower = np.broadcast_to(np.asarray(bounds[0], dtype=float), (n_features,))
-        upper = np.broadcast_to(np.asarray(bounds[1], dtype=float), (n_features,))
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"bounds must hold one lower and one upper value for each of the "
-            f"{n_features} features (or a scalar for all), got {bounds!r}."
-        ) from None
-    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
-        raise ValueError("bounds must be finite.")
-    if np.any(lower >= upper):
-        raise ValueError("bounds must have lower < upper for every feature.")
-    if max(np.abs(lower).max(initial=0), np.abs(upper).max(initial=0)) > MAX_MAGNITUDE:
-        raise ValueError(f"bounds beyond {MAX_MAGNITUDE:.0e} in magnitude are refused.")
-    return lower.copy(), upper.copy(), False
 
 
 class BoundedMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -188,16 +126,11 @@ class BoundedMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
         X = validate_data(
             self, X, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan"
         )
-        lower, upper, from_data = resolve_feature_bounds(
-            self.bounds, X, type(self).__name__
-        )
-        width = upper - lower
-        if not np.all(np.isfinite(width)):
-            raise ValueError("bounds are too far apart for float64.")
+        lower, upper = resolve_bounds(self.bounds, X, estimator=type(self).__name__)
         self.lower_, self.upper_ = lower, upper
-        self.scale_ = (high - low) / width
+        self.scale_ = (high - low) / (upper - lower)
         self.min_ = low - lower * self.scale_
-        self.bounds_from_data_ = from_data
+        self.bounds_from_data_ = self.bounds is None
         return self
 
     def transform(self, X):

@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from ..accounting._events import ComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..tools._moments import noisy_moments, plan_moments
-from ..tools._validation import resolve_bounds
+from ..utils._bounds import resolve_bounds
 from ..utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -194,7 +194,7 @@ class DPStandardScaler(
 
     def _prepare_fit(self, X, y=None):
         X = validate_data(self, X, dtype=np.float64)
-        lower, upper = resolve_bounds(self.bounds, X, type(self).__name__)
+        lower, upper = resolve_bounds(self.bounds, X, estimator=type(self).__name__)
         return X, lower, upper
 
     def _plan_fit(self, prepared) -> FitPlan:

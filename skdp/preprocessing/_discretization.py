@@ -9,6 +9,7 @@ from sklearn.preprocessing import OneHotEncoder
 from ..accounting._events import ComposedEvent, SelfComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..mechanisms._quantile import plan_quantiles, run_quantiles
+from ..utils._bounds import resolve_bounds
 from ..utils._sklearn_compat import (
     HasMethods,
     Integral,
@@ -20,7 +21,6 @@ from ..utils._sklearn_compat import (
     fit_context,
     validate_data,
 )
-from ._bounds import resolve_feature_bounds
 
 __all__ = ["DPKBinsDiscretizer"]
 
@@ -101,12 +101,13 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
     replace-one neighbours (``n_samples`` is public). Every row holds one
     value of each feature, so the ``d`` features compose sequentially:
     each gets ``epsilon / d``. A feature's ``k - 1`` interior edges are
-    released together by Kaplan, Schnapp & Stemmer's ApproximateQuantiles
-    (ICML 2022, Algorithm 1) over Smith's (2011) exponential mechanism,
-    whose rank utility has sensitivity 1 under replace-one; the feature's
-    ``epsilon / d`` is divided evenly over ``sum_levels min(2, nodes)``
-    exponential-mechanism selections (3 for quartiles, 4 for the default
-    5 bins, 7 for deciles), as derived in
+    Smith's (2011) exponential-mechanism quantiles, whose rank utility has
+    sensitivity 1 under replace-one: drawn independently at
+    ``epsilon / (d (k - 1))`` each and sorted for up to 44 bins (43 edges), and from
+    44 interior edges on released together by Kaplan, Schnapp & Stemmer's
+    ApproximateQuantiles (ICML 2022, Algorithm 1), which divides the
+    feature's ``epsilon / d`` over ``sum_levels min(2, nodes)`` selections
+    (13 for 100 bins), as derived in
     :func:`~skdp.mechanisms.quantile_mechanism`. The event charged is the
     composition of the features' events. ``"uniform"`` edges depend on the
     bounds only: 0-DP when they are declared.
@@ -199,9 +200,7 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
     def _prepare_fit(self, X, y=None):
         X = validate_data(self, X, dtype=np.float64)
         n_bins = self._resolve_n_bins(X.shape[1])
-        lower, upper, _ = resolve_feature_bounds(self.bounds, X, type(self).__name__)
-        if not np.all(np.isfinite(upper - lower)):
-            raise ValueError("bounds are too far apart for float64.")
+        lower, upper = resolve_bounds(self.bounds, X, estimator=type(self).__name__)
         return X, n_bins, lower, upper
 
     def _plan_fit(self, prepared) -> FitPlan:

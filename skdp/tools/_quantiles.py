@@ -6,6 +6,7 @@ import numpy as np
 
 from ..accounting._events import ComposedEvent
 from ..mechanisms._quantile import plan_quantiles, run_quantiles
+from ..utils._bounds import resolve_bounds
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
     HasMethods,
@@ -14,7 +15,7 @@ from ..utils._sklearn_compat import (
     Real,
     validate_params,
 )
-from ._validation import charge_and_run, resolve_bounds, rows_of
+from ._validation import charge_and_run, rows_of
 
 __all__ = ["median", "quantile"]
 
@@ -37,14 +38,9 @@ def _quantile(name, a, q, axis, epsilon, bounds, budget, random_state):
             f"{name} with axis=None needs one value per row (a 1-D array or one "
             f"column); got {p} columns. Use axis=0 for one {name} per column."
         )
-    derived = bounds is None
-    lower, upper = resolve_bounds(bounds, X, name)
-    if derived:  # a constant column: any range containing it will do
-        equal = lower == upper
-        lower, upper = (
-            np.where(equal, lower - 0.5, lower),
-            np.where(equal, upper + 0.5, upper),
-        )
+    lower, upper = resolve_bounds(
+        bounds, X, what="column", estimator=f"skdp.tools.{name}"
+    )
     try:
         levels = np.asarray(q, dtype=float)
     except (TypeError, ValueError):
@@ -56,22 +52,13 @@ def _quantile(name, a, q, axis, epsilon, bounds, budget, random_state):
     label = f"skdp.tools.{name}(epsilon={float(epsilon)!r})"
     share = float(epsilon) / p
     wanted = np.unique(levels.ravel())
-    # The recursive algorithm spends its epsilon over ``selections`` draws;
-    # when that is no fewer than the number of quantiles (up to three),
-    # independent draws at epsilon / m cost the same and do not depend on
-    # the earlier draws, which misplace later quantiles when the data has
-    # large atoms (a column that is mostly zeros). Decided from m alone.
-    joint = plan_quantiles((0.0, 1.0), wanted, share, n)
-    groups = [wanted] if joint.selections < wanted.size else [[v] for v in wanted]
-    per_group = share / len(groups)
+    # One plan per column: the mechanism chooses between its recursion and
+    # independent sorted draws from the number of quantiles alone.
     plans = [
-        [
-            plan_quantiles((float(lower[j]), float(upper[j])), group, per_group, n)
-            for group in groups
-        ]
+        plan_quantiles((float(lower[j]), float(upper[j])), wanted, share, n)
         for j in range(p)
     ]
-    leaves = tuple(plan.event for column in plans for plan in column)
+    leaves = tuple(plan.event for plan in plans)
     event = (
         leaves[0].with_label(label)
         if len(leaves) == 1
@@ -85,16 +72,7 @@ def _quantile(name, a, q, axis, epsilon, bounds, budget, random_state):
     def run():
         columns = np.empty((levels.size, p))
         for j in range(p):
-            # Sorting independent estimates of sorted quantiles never
-            # increases their error (Chernozhukov, Fernandez-Val & Galichon
-            # 2009, "Improving point and interval estimators of monotone
-            # functions by rearrangement", Proposition 1).
-            found = np.sort(
-                np.concatenate(
-                    [run_quantiles(plan, X[:, j], source) for plan in plans[j]]
-                )
-            )
-            columns[:, j] = found[positions]
+            columns[:, j] = run_quantiles(plans[j], X[:, j], source)[positions]
         if axis is None or not shape:
             out = columns[:, 0]
         else:
@@ -153,8 +131,10 @@ def quantile(
     recursive ApproximateQuantiles algorithm of Kaplan, Schnapp & Stemmer
     (2022, "Differentially private approximate quantiles", Algorithm 1),
     which charges ``epsilon`` split over the exponential mechanisms of its
-    recursion levels (see :func:`skdp.mechanisms.plan_quantiles`) instead of
-    splitting it over every quantile.
+    recursion levels instead of splitting it over every quantile, when that
+    needs at most a quarter of the selections (44 quantiles or more); fewer
+    quantiles are drawn independently at ``epsilon / m`` each and sorted
+    (see :func:`skdp.mechanisms.quantile_mechanism`).
 
     Examples
     --------

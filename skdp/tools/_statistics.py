@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..mechanisms._additive import add_noise, plan_laplace
+from ..utils._bounds import resolve_bounds
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
     HasMethods,
@@ -21,7 +22,7 @@ from ..utils._sklearn_compat import (
     validate_params,
 )
 from ._moments import noisy_moments, plan_moments
-from ._validation import charge_and_run, resolve_bounds, rows_of
+from ._validation import charge_and_run, rows_of
 
 __all__ = ["count", "mean", "std", "sum", "var"]
 
@@ -42,7 +43,9 @@ def _label(name: str, epsilon: float) -> str:
 def _moment(name, a, axis, epsilon, bounds, budget, random_state, *, var, finish):
     """Plan, charge and release one moment statistic (shared by four tools)."""
     X = rows_of(a, axis, name)
-    lower, upper = resolve_bounds(bounds, X, name)
+    lower, upper = resolve_bounds(
+        bounds, X, what="column", estimator=f"skdp.tools.{name}"
+    )
     pooled = axis is None
     plan = plan_moments(
         lower,

@@ -10,10 +10,8 @@ import warnings
 import numpy as np
 
 from ..exceptions import ChargedFitError
-from ..utils._feasibility import MAX_MAGNITUDE
-from ..utils._privacy import warn_data_derived
 
-__all__ = ["charge_and_run", "resolve_bounds", "rows_of"]
+__all__ = ["charge_and_run", "rows_of"]
 
 
 def rows_of(a, axis, what: str) -> np.ndarray:
@@ -41,56 +39,6 @@ def rows_of(a, axis, what: str) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{what} needs finite input (no NaN or infinity).")
     return arr.reshape(arr.shape[0], -1)
-
-
-def resolve_bounds(bounds, X: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per-column ``(lower, upper)`` of ``X``, public or read with a warning.
-
-    Parameters
-    ----------
-    bounds : None or (lower, upper)
-        Scalars or arrays broadcastable to one value per column of ``X``.
-        ``None`` reads each column's minimum and maximum from ``X`` and emits
-        a :class:`~skdp.exceptions.PrivacyLeakWarning`.
-    X : ndarray of shape (n_rows, n_columns)
-    what : str
-        The caller, for messages.
-    """
-    n_columns = X.shape[1]
-    if bounds is None:
-        warn_data_derived(
-            "bounds",
-            "the smallest and largest value of each column",
-            f"pass bounds=(lower, upper), public limits of the data, to {what}",
-        )
-        return X.min(axis=0), X.max(axis=0)
-    if isinstance(bounds, str) or len(bounds) != 2:
-        raise ValueError(
-            "bounds must be a pair (lower, upper) of scalars or arrays, "
-            f"got {bounds!r}."
-        )
-    try:
-        lower = np.asarray(bounds[0], dtype=float)
-        upper = np.asarray(bounds[1], dtype=float)
-        lower, upper = (
-            np.broadcast_to(lower, (n_columns,)).copy(),
-            np.broadcast_to(upper, (n_columns,)).copy(),
-        )
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"bounds must hold one lower and one upper value for each of the "
-            f"{n_columns} columns (or a scalar for all), got {bounds!r}."
-        ) from None
-    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
-        raise ValueError("bounds must be finite.")
-    if np.any(lower > upper):
-        raise ValueError("bounds must have lower <= upper for every column.")
-    if max(np.abs(lower).max(), np.abs(upper).max()) > MAX_MAGNITUDE:
-        raise ValueError(
-            f"bounds beyond {MAX_MAGNITUDE:.0e} in magnitude cannot be computed "
-            "with in float64."
-        )
-    return lower, upper
 
 
 def charge_and_run(event, budget, run, what: str):

@@ -172,7 +172,7 @@ def test_bad_input_raises_before_the_charge():
         (dict(bounds=(1.0, 0.0)), "lower < upper"),
         (dict(bounds=(0.0, np.inf)), "finite"),
         (dict(bounds=(0.0, 1.0, 2.0)), "pair"),
-        (dict(bounds=([0.0, 0.0], [1.0, 1.0])), "shape"),
+        (dict(bounds=([0.0, 0.0], [1.0, 1.0])), "each of the 3 features"),
         (dict(bounds=(-1e200, 1e200)), "float64"),
         (dict(classes=[0, 2]), "not in classes"),
         (dict(priors=[0.5, 0.6]), "sum of the priors"),

@@ -76,7 +76,7 @@ def test_leak_warning_only_without_bounds():
     "bounds, data, match",
     [
         (([0, 0, 0], [1, 1, 1]), X, "one lower and one upper"),
-        ((1, 0), X, "lower <= upper"),
+        ((1, 0), X, "lower < upper"),
         (BOUNDS, np.where(X > 5, np.nan, X), "NaN"),
     ],
 )

@@ -125,7 +125,7 @@ def test_no_warning_when_bounds_given(name):
 @pytest.mark.parametrize(
     "a, kwargs, match",
     [
-        (X1, {"bounds": (1, 0)}, "lower <= upper"),
+        (X1, {"bounds": (1, 0)}, "lower < upper"),
         (X1, {"bounds": (0, np.inf)}, "finite"),
         (X1, {"bounds": (0, 1, 2)}, "pair"),
         (X2, {"bounds": ([0, 0], [1, 1])}, "one lower and one upper"),
@@ -189,8 +189,12 @@ def test_outputs_in_feasible_set():
         assert 0 <= tools.count(x, epsilon=0.1, random_state=s) <= 10
 
 
-def test_constant_width_column_is_exact():
-    # A column whose bounds coincide is public: it gets no noise.
+def test_declared_bounds_must_have_positive_width():
+    # One policy for every bounded tool and estimator (skdp.utils._bounds):
+    # declared bounds need lower < upper; a constant public column is
+    # better dropped than given a zero-width box. Refused before the charge.
     X = np.column_stack([np.full(50, 3.0), X2[:50, 0]])
-    got = tools.mean(X, axis=0, bounds=([3, 0], [3, 1]), random_state=0)
-    assert got[0] == 3.0
+    budget = PrivacyBudget(epsilon=1.0)
+    with pytest.raises(ValueError, match="lower < upper for every column"):
+        tools.mean(X, axis=0, bounds=([3, 0], [3, 1]), budget=budget)
+    assert budget.ledger == []

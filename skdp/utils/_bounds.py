@@ -1,0 +1,133 @@
+"""Per-feature public bounds: declared by the user, or read from the data.
+
+One policy for every private tool and estimator that clips its input to a
+box (``skdp.tools``, ``skdp.preprocessing``, ``DPGaussianNB``, ``DPKMeans``).
+It runs before any charge and may raise; it adds no noise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._feasibility import MAX_MAGNITUDE
+from ._privacy import warn_data_derived
+
+__all__ = ["resolve_bounds"]
+
+
+def resolve_bounds(
+    bounds, X: np.ndarray, *, what: str = "feature", estimator: str = "the estimator"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-feature ``(lower, upper)`` of ``X``: declared, or read with a warning.
+
+    The policy, the same wherever skdp clips data to a box:
+
+    * **Declared** ``bounds=(lower, upper)``: each a scalar (for every
+      feature) or an array of one value per feature. Both finite, with
+      ``lower < upper`` for every feature, and at most
+      :data:`~skdp.utils._feasibility.MAX_MAGNITUDE` in magnitude with a
+      finite width ``upper - lower``. Anything else raises a
+      :class:`ValueError` naming the problem. Nothing is read from ``X``
+      but its number of columns.
+    * **Omitted** (``bounds=None``): each feature's smallest and largest
+      value are read from ``X``, ignoring NaN, with a
+      :class:`~skdp.exceptions.PrivacyLeakWarning` (they are not
+      protected). A constant feature gets ``(v - 0.5, v + 0.5)`` and a
+      feature with no finite value (or ``X`` without rows) ``(0, 1)``, so
+      that every box has a positive width. Values beyond ``MAX_MAGNITUDE``
+      are refused as for declared bounds.
+
+    Callers run it in their plan, before any charge: everything that can
+    raise here depends on public inputs only (or, for ``bounds=None``, on
+    the data that the warning already gives away).
+
+    Parameters
+    ----------
+    bounds : None or (lower, upper)
+        The public bounds, or ``None`` to read them from ``X``.
+    X : ndarray of shape (n_samples, n_features)
+        The data; only its shape is used when ``bounds`` is given.
+    what : str, default="feature"
+        The name of a column in messages (``"feature"``, ``"column"``).
+    estimator : str, default="the estimator"
+        The caller, named in the warning's advice.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_features,)
+        New float arrays with ``lower < upper``.
+
+    Raises
+    ------
+    ValueError
+        For malformed, non-finite, empty, reversed or too large bounds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.utils._bounds import resolve_bounds
+    >>> X = np.array([[1.0, 5.0], [3.0, 5.0]])
+    >>> resolve_bounds((0, [4, 10]), X)
+    (array([0., 0.]), array([ 4., 10.]))
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     resolve_bounds(None, X)
+    (array([1. , 4.5]), array([3. , 5.5]))
+    """
+    n_features = X.shape[1]
+    if bounds is None:
+        warn_data_derived(
+            "bounds",
+            f"the smallest and largest value of each {what}",
+            f"pass bounds=(lower, upper) to {estimator}: public limits of each "
+            f"{what} (scalars, or one value per {what})",
+        )
+        with np.errstate(invalid="ignore"):
+            finite = np.where(np.isfinite(X), X, np.nan)
+        seen = (
+            ~np.all(np.isnan(finite), axis=0)
+            if X.shape[0]
+            else np.zeros(n_features, dtype=bool)
+        )
+        lower, upper = np.zeros(n_features), np.ones(n_features)
+        lower[seen] = np.nanmin(finite[:, seen], axis=0)
+        upper[seen] = np.nanmax(finite[:, seen], axis=0)
+        flat = lower >= upper
+        lower[flat] -= 0.5
+        upper[flat] += 0.5
+        _check_magnitude(lower, upper, "the range read from the data")
+        return lower, upper
+    if isinstance(bounds, str) or not hasattr(bounds, "__len__") or len(bounds) != 2:
+        raise ValueError(
+            f"bounds must be a pair (lower, upper) of scalars or per-{what} "
+            f"arrays, got {bounds!r}."
+        )
+    try:
+        lower = np.broadcast_to(np.asarray(bounds[0], dtype=float), (n_features,))
+        upper = np.broadcast_to(np.asarray(bounds[1], dtype=float), (n_features,))
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"bounds must be scalars or hold one lower and one upper value for "
+            f"each of the {n_features} {what}s, got {bounds!r}."
+        ) from None
+    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+        raise ValueError(f"bounds must be finite, got {bounds!r}.")
+    if not np.all(lower < upper):
+        raise ValueError(
+            f"bounds must have lower < upper for every {what}, got {bounds!r}."
+        )
+    _check_magnitude(lower, upper, "bounds")
+    return lower.astype(float, copy=True), upper.astype(float, copy=True)
+
+
+def _check_magnitude(lower, upper, name):
+    largest = max(np.abs(lower).max(initial=0.0), np.abs(upper).max(initial=0.0))
+    with np.errstate(over="ignore"):
+        widths_finite = np.all(np.isfinite(upper - lower))
+    if not (largest <= MAX_MAGNITUDE and widths_finite):
+        raise ValueError(
+            f"{name} beyond {MAX_MAGNITUDE:.0e} in magnitude are refused: float64 "
+            "arithmetic on them could overflow. Rescale the data or use smaller "
+            "bounds."
+        )
