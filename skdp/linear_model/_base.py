@@ -335,7 +335,7 @@ class _BaseDPLinearClassifier(_BaseDPLinear):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -349,7 +349,7 @@ class _BaseDPLinearClassifier(_BaseDPLinear):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
