@@ -48,9 +48,9 @@ DELTA = 1e-5
 #: (label, method, delta) of each private row of the table.
 VARIANTS = (
     ("objective", "objective", None),
-    ("objective, delta=1e-5", "objective", DELTA),
+    ("objective (delta=1e-5)", "objective", DELTA),
     ("output", "output", None),
-    ("output, delta=1e-5", "output", DELTA),
+    ("output (delta=1e-5)", "output", DELTA),
     ("gradient (delta=1e-5)", "gradient", DELTA),
 )
 
@@ -168,8 +168,8 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=1, help="noise seeds per cell")
     parser.add_argument(
         "--methods",
-        default=",".join(label for label, _, _ in VARIANTS),
-        help="comma-separated labels of the private rows to run",
+        default="objective,output,gradient",
+        help="comma-separated methods to run (objective, output, gradient)",
     )
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -199,7 +199,7 @@ def main(argv=None):
         baseline = run_one(data_dir, {"method": "sklearn"})
         results = []
         for label, method, delta in VARIANTS:
-            if label not in wanted:
+            if method not in wanted:
                 continue
             for epsilon in EPSILONS:
                 runs = [
