@@ -364,3 +364,18 @@ def test_sklearn_sparse_checks_pass(estimator):
     assert est.__sklearn_tags__().input_tags.sparse
     check_estimator_sparse_array(estimator.__name__, est)
     check_estimator_sparse_matrix(estimator.__name__, est)
+
+
+def test_memory_plans_respect_the_address_space_limit(monkeypatch):
+    """Under ``ulimit -v`` a plan beyond the limit is refused before the charge."""
+    import resource
+
+    X, _ = _tfidf_like(50, 5000)
+    reg = DPLinearRegression(method="adassp", data_norm=1.0, y_bounds=(0, 1))
+    reg.privacy_plan(X, np.zeros(50))  # 48 * 5000**2 bytes: 1.2 GB, fits here
+    limit = (2**30, resource.RLIM_INFINITY)  # a 1 GiB address space
+    monkeypatch.setattr(resource, "getrlimit", lambda which: limit)
+    budget = PrivacyBudget(epsilon=10.0, delta=1e-3)
+    with pytest.raises(MemoryError, match="address-space limit"):
+        reg.set_params(budget=budget).fit(X, np.zeros(50))
+    assert budget.ledger == []
