@@ -205,6 +205,18 @@ def test_newton_cg_lands_within_the_certified_radius(n_classes, loss):
     assert np.linalg.norm(newton_cg_dense - newton) <= 2 * solver.residual
 
 
+def test_an_unconverged_newton_cg_falls_back_within_the_radius():
+    """One Newton-CG step is not enough: the public fallback still gets r."""
+    X, y = _tfidf_like(300, 60, seed=4)
+    params = _params(DPLogisticRegression, "output", C=5.0)
+    prepared, plan = DPLogisticRegression(**params)._plan_with_input(X, y)
+    solver = plan.settings["method"].solver
+    one_step = replace(solver, hessian_free=True, max_iter=1)
+    reference = solve(prepared.Z, prepared.Y, solver)
+    point = solve(prepared.Z, prepared.Y, one_step)
+    assert np.linalg.norm(point - reference) <= 2 * solver.residual
+
+
 def test_the_certificate_bounds_the_rounding_of_a_sparse_gradient():
     """The computed CSR gradient is within the bound the certificate uses."""
     X, y = _tfidf_like(500, 80, seed=5)
@@ -248,8 +260,8 @@ def test_a_100000_column_tfidf_fit_stays_sparse(method):
         **_params(DPLogisticRegression, method),
         epsilon=1.0,
         budget=budget,
-        batch_size=500,
-        epochs=1,  # two DP-SGD steps: 100,000 discrete Gaussians each
+        batch_size=n,
+        epochs=1,  # one full-batch DP-SGD step: 100,000 discrete Gaussians
     )
     tracemalloc.start()
     try:
@@ -285,7 +297,7 @@ def test_noise_of_output_perturbation_on_csr_is_calibrated():
     prepared, plan = clf._plan_with_input(X, y)
     method_plan = plan.settings["method"]
     point = solve(prepared.Z, prepared.Y, method_plan.solver).ravel()
-    runs = 300
+    runs = 200
     norms = []
     for seed in range(runs):
         fitted = clf.set_params(random_state=seed).fit(X, y)
@@ -350,20 +362,29 @@ def test_sparse_fits_are_reproducible_with_a_seed(method):
 @pytest.mark.parametrize("method", ["objective", "output", "gradient"])
 def test_sparse_accuracy_near_sklearn_at_large_epsilon(method):
     X, y = _tfidf_like(2000, 200, seed=8)
+    flip = np.random.default_rng(9).random(2000) < 0.1  # 10% label noise
+    y = np.where(flip, 1 - y, y)
     X_train, y_train, X_test, y_test = X[:1500], y[:1500], X[1500:], y[1500:]
     reference = LogisticRegression(C=1.0).fit(X_train, y_train).score(X_test, y_test)
-    epsilon = 20.0 if method == "gradient" else 1e4  # DP-SGD calibrates slowly
-    clf = DPLogisticRegression(**_params(DPLogisticRegression, method), epsilon=epsilon)
+    # DP-SGD full batch (its noise calibration is slow for small rates).
+    extra = {"epsilon": 20.0, "batch_size": 1500, "epochs": 30}
+    if method != "gradient":
+        extra = {"epsilon": 1e4}
+    clf = DPLogisticRegression(**_params(DPLogisticRegression, method), **extra)
     score = clf.fit(X_train, y_train).score(X_test, y_test)
-    assert reference > 0.8 and score >= reference - 0.03
+    assert 0.8 < reference < 0.95 and score >= reference - 0.03
 
 
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: e.__name__)
 def test_sklearn_sparse_checks_pass(estimator):
     est = estimator(random_state=0)
     assert est.__sklearn_tags__().input_tags.sparse
-    check_estimator_sparse_array(estimator.__name__, est)
-    check_estimator_sparse_matrix(estimator.__name__, est)
+    # At default parameters bounds and classes come from the data, with a
+    # warning (the common checks run there too).
+    with pytest.warns(PrivacyLeakWarning):
+        check_estimator_sparse_array(estimator.__name__, est)
+    with pytest.warns(PrivacyLeakWarning):
+        check_estimator_sparse_matrix(estimator.__name__, est)
 
 
 def test_memory_plans_respect_the_address_space_limit(monkeypatch):
