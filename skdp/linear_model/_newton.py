@@ -19,9 +19,9 @@ and it is formed in single precision: neither changes the fixed point,
 which only the
 double-precision gradient determines.
 
-Beyond :data:`MAX_DENSE_HESSIAN` coefficients (a 100,000-column TF-IDF
+Beyond ``MAX_DENSE_HESSIAN`` coefficients (a 100,000-column TF-IDF
 matrix would need an 80 GB Hessian) the plan picks a Hessian-free
-truncated Newton method instead (:func:`_newton_cg`): each step solves the
+truncated Newton method instead (``_newton_cg``): each step solves the
 Newton system by preconditioned conjugate gradients with Hessian-vector
 products ``alpha v + C Z^T (D (Z v))``, two sparse products, so memory is
 the data plus a few vectors of ``n`` and ``K d`` numbers. Both solvers stop
@@ -312,7 +312,7 @@ def _newton_cg(problem, threshold, max_iter, max_cg_iter, certified=None):
 
     The same loop as :func:`_damped_newton` (start at zero, Armijo line
     search, stop on ``||gradient|| <= threshold`` and ``certified``); each
-    Newton system is solved by :func:`_conjugate_gradient` to a relative
+    Newton system is solved by ``_conjugate_gradient`` to a relative
     residual ``min(1/2, sqrt(||g|| / ||g_0||))`` (superlinear convergence,
     Nocedal & Wright 2006, Theorem 7.2), but never below a tenth of the
     threshold, at most ``max_cg_iter`` Hessian-vector products a step.
@@ -480,7 +480,7 @@ class SolverPlan:
     hessian_free : bool
         ``True`` when ``n_coef > MAX_DENSE_HESSIAN``: Newton steps are
         solved by conjugate gradients with Hessian-vector products
-        (:func:`_newton_cg`) instead of a Cholesky factor of the dense
+        (``_newton_cg``) instead of a Cholesky factor of the dense
         Hessian. Public (it depends on ``n_coef`` only); the certificate and
         the fallback are the same either way.
     max_cg_iter : int
@@ -725,7 +725,7 @@ def solve(Z, Y, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
     ``alpha``-strong convexity, the exact minimiser within ``2 tau / alpha
     = r``. The Newton steps are Cholesky solves of the dense Hessian, or,
     when ``plan.hessian_free``, conjugate-gradient solves with
-    Hessian-vector products (:func:`_newton_cg`); the certificate only reads
+    Hessian-vector products (``_newton_cg``); the certificate only reads
     the point and its computed gradient, so it holds whichever solver
     produced the point. For a CSR ``Z`` the rounding bound counts the
     largest number of stored entries in a row as the margin's terms (a
