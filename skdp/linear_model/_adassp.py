@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..accounting._analytic_gaussian import gaussian_noise_multiplier
 from ..accounting._events import ComposedEvent
@@ -140,10 +141,15 @@ def plan_adassp(
     multipliers = [total / math.sqrt(w) for w in shares]
     d = int(n_features)
     check_magnitudes("AdaSSP", **{"R**2": row_norm**2, "R T": row_norm * target_bound})
+    # The released Gram matrix is dense (noise on every entry) whether or
+    # not Z is sparse: a 100,000-column TF-IDF matrix would need 480 GB, so
+    # such a fit is refused here, before the charge.
     check_memory(
         8.0 * 6 * d * d,
-        f"AdaSSP's {d} x {d} Gram matrix",
-        "use fewer features, or method='gradient'",
+        f"AdaSSP's {d} x {d} Gram matrix (dense even for sparse X: every entry "
+        "gets noise)",
+        "use fewer features, or method='gradient' or 'objective', which never "
+        "form a d x d matrix on large data",
     )
     eigenvalue = plan_gaussian(row_norm**2, 1, noise_multiplier=multipliers[0])
     gram = plan_gaussian(
@@ -223,10 +229,13 @@ def run_adassp(Z: np.ndarray, t: np.ndarray, plan: AdaSSPPlan, source) -> np.nda
     """
     d = plan.n_features
     gram = Z.T @ Z
+    # A CSR Z gives a sparse Gram matrix; the plan has checked that its dense
+    # d x d form (noise makes every entry nonzero) fits in memory.
+    gram = gram.toarray() if sp.issparse(gram) else gram
     smallest = float(np.linalg.eigvalsh(gram)[0])
     noisy_smallest = float(add_noise(plan.eigenvalue_noise, [smallest], source)[0])
     noisy_gram = noisy_gram_matrix(gram, plan.gram_noise, source)
-    noisy_moment = add_noise(plan.moment_noise, Z.T @ t, source)
+    noisy_moment = add_noise(plan.moment_noise, np.asarray(Z.T @ t).ravel(), source)
 
     rho = FAILURE_PROBABILITY
     s1 = _standard_deviation(plan.eigenvalue_noise)

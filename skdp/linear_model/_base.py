@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
 
 from ..accounting._events import PureDPEvent
@@ -33,6 +34,7 @@ from ..utils._sklearn_compat import (
 from ._dpsgd import plan_dpsgd, run_dpsgd
 from ._objective import plan_objective, run_objective
 from ._output import plan_output, run_output
+from ._rows import as_csr, row_norms, scale_rows, with_constant_column
 
 __all__ = ["DEFAULT_GRADIENT_DELTA", "row_norms"]
 
@@ -40,23 +42,11 @@ __all__ = ["DEFAULT_GRADIENT_DELTA", "row_norms"]
 DEFAULT_GRADIENT_DELTA = 1e-5
 
 
-def row_norms(X: np.ndarray) -> np.ndarray:
-    """L2 norms of the rows of ``X`` without overflow or underflow.
-
-    Each row is divided by its largest absolute entry first, so an entry of
-    1e200 gives a norm near 1e200 (not infinity) and the row is scaled, not
-    zeroed, when clipped.
-    """
-    scale = np.max(np.abs(X), axis=1, initial=0.0)
-    safe = np.where(scale > 0, scale, 1.0)
-    return np.linalg.norm(X / safe[:, None], axis=1) * scale
-
-
 @dataclass(frozen=True)
 class _LinearInput:
     """Validated data of one fit and the public facts its plan reads."""
 
-    Z: np.ndarray
+    Z: np.ndarray | sp.csr_matrix
     Y: np.ndarray
     classes: np.ndarray | None
     data_norm: float
@@ -101,6 +91,9 @@ class _BaseDPLinear(PrivateEstimatorMixin):
         tags = super().__sklearn_tags__()
         # With random_state=None the noise comes from the OS CSPRNG.
         tags.non_deterministic = self.random_state is None
+        # CSR (other sparse formats are converted) through every method: rows
+        # are clipped and solved on without densifying.
+        tags.input_tags.sparse = True
         return tags
 
     # ------------------------------------------------------------------ fit
@@ -148,7 +141,11 @@ class _BaseDPLinear(PrivateEstimatorMixin):
         return classes
 
     def _bound_rows(self, X) -> tuple[np.ndarray, float]:
-        """Rows scaled to norm at most the bound, and the bound."""
+        """Rows scaled to norm at most the bound, and the bound.
+
+        A CSR matrix stays sparse: its norms come from the stored values and
+        scaling a row scales them (a copy; the caller's matrix is untouched).
+        """
         norms = row_norms(X)
         if self.data_norm is None:
             bound = float(norms.max(initial=0.0))
@@ -167,7 +164,7 @@ class _BaseDPLinear(PrivateEstimatorMixin):
             return X, bound if bound > 0 else 1.0
         bound = float(self.data_norm)
         factor = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
-        return X * factor[:, None], bound
+        return scale_rows(X, factor), bound
 
     def _targets(self, y):  # pragma: no cover - abstract
         """``(Y, classes, extra)``: the targets as a matrix of margins' labels."""
@@ -175,7 +172,14 @@ class _BaseDPLinear(PrivateEstimatorMixin):
 
     def _prepare_fit(self, X, y=None):
         """Validated, clipped data and the public facts the plan reads."""
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=self._y_numeric)
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=np.float64,
+            y_numeric=self._y_numeric,
+        )
         delta = self._resolve_delta()
         Y, classes, extra = self._targets(y)
         X, bound = self._bound_rows(X)
@@ -186,8 +190,8 @@ class _BaseDPLinear(PrivateEstimatorMixin):
             intercept_scaling=intercept,
         )
         row_norm = math.hypot(bound, intercept)
-        n_samples = X.shape[0]
-        Z = np.hstack([X, np.full((n_samples, 1), intercept)]) if intercept else X
+        X = as_csr(X) if sp.issparse(X) else X
+        Z = with_constant_column(X, intercept) if intercept else X
         return _LinearInput(
             Z=Z,
             Y=Y,
@@ -301,8 +305,8 @@ class _BaseDPLinear(PrivateEstimatorMixin):
     def _linear_scores(self, X) -> np.ndarray:
         """``X coef_.T + intercept_`` on validated input (post-processing)."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.coef_.T + self.intercept_
+        X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=np.float64)
+        return np.asarray(X @ self.coef_.T) + self.intercept_
 
 
 class _BaseDPLinearClassifier(_BaseDPLinear):
@@ -331,7 +335,7 @@ class _BaseDPLinearClassifier(_BaseDPLinear):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -345,7 +349,7 @@ class _BaseDPLinearClassifier(_BaseDPLinear):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------

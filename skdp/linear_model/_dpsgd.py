@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit
 
 from ..accounting._calibration import calibrate_gaussian_noise_multiplier
@@ -31,14 +32,16 @@ __all__ = [
 ]
 
 
-def clipped_gradient_sum(Z, Y, W, max_grad_norm, loss=None):
+def clipped_gradient_sum(Z, Y, W, max_grad_norm, loss=None, norms=None):
     """Sum over rows of each row's loss gradient clipped to ``max_grad_norm``.
 
     Row ``i``'s gradient for all models is the matrix ``a_i z_i^T`` with
     ``a_ik = l'(w_k.z_i, Y_ik)`` (the logistic loss's ``-Y_ik expit(-Y_ik
     w_k.z_i)`` unless ``loss`` is given); its Frobenius norm is
     ``||a_i|| ||z_i||``, so clipping is a per-row rescaling and the sum is
-    one matrix product.
+    one matrix product. ``Z`` may be a CSR matrix (the sum is then a sparse
+    product, dense only in its ``n_models * d`` result); ``norms``, the
+    rows' norms, is computed when not given.
 
     Examples
     --------
@@ -48,12 +51,21 @@ def clipped_gradient_sum(Z, Y, W, max_grad_norm, loss=None):
     ...                      np.zeros((1, 2)), max_grad_norm=1.0)
     array([[-0.6, -0.8]])
     """
-    margins = Z @ W.T
+    margins = np.asarray(Z @ W.T)
     slopes = -Y * expit(-Y * margins) if loss is None else loss.slope(margins, Y)
-    norms = np.linalg.norm(slopes, axis=1) * np.linalg.norm(Z, axis=1)
+    if norms is None:
+        norms = _norms(Z)
+    gradient_norms = np.linalg.norm(slopes, axis=1) * norms
     # min(1, max_grad_norm / norm), without dividing by a vanishing norm.
-    scale = max_grad_norm / np.maximum(norms, max_grad_norm)
+    scale = max_grad_norm / np.maximum(gradient_norms, max_grad_norm)
     return (slopes * scale[:, None]).T @ Z
+
+
+def _norms(Z) -> np.ndarray:
+    """Row norms of a dense array or a CSR matrix (rows already bounded)."""
+    if sp.issparse(Z):
+        return np.sqrt(np.asarray(Z.multiply(Z).sum(axis=1)).ravel())
+    return np.linalg.norm(Z, axis=1)
 
 
 def default_learning_rate(
@@ -325,8 +337,9 @@ def run_dpsgd(Z: np.ndarray, Y: np.ndarray, plan: DPSGDPlan, source) -> np.ndarr
 
     Parameters
     ----------
-    Z : ndarray of shape (n, d)
-        Rows (intercept column included).
+    Z : ndarray or CSR matrix of shape (n, d)
+        Rows (intercept column included). A CSR matrix is read row by row
+        for each batch, never densified.
     Y : ndarray of shape (n, n_models)
         ``Y[i, k]`` is +1 if row ``i`` belongs to model ``k``'s positive
         class, else -1.
@@ -363,10 +376,11 @@ def run_dpsgd(Z: np.ndarray, Y: np.ndarray, plan: DPSGDPlan, source) -> np.ndarr
     W = np.zeros((n_models, d))
     average = np.zeros_like(W)
     start_average = plan.steps // 2
+    norms = _norms(Z)
     for step in range(plan.steps):
         batch = source.poisson_subsample(n, plan.sampling_rate)
         clipped_sum = clipped_gradient_sum(
-            Z[batch], Y[batch], W, plan.max_grad_norm, plan.loss
+            Z[batch], Y[batch], W, plan.max_grad_norm, plan.loss, norms[batch]
         )
         noisy_sum = add_noise(plan.noise, clipped_sum, source)
         gradient = noisy_sum / expected_batch + W / (n * plan.C)
@@ -421,7 +435,7 @@ def dpsgd_logistic(
     ((1, 2), 20)
     """
     n, d = Z.shape
-    row_norm = float(np.linalg.norm(Z, axis=1).max(initial=0.0)) or 1.0
+    row_norm = float(_norms(Z).max(initial=0.0)) or 1.0
     plan = _dpsgd_plan(
         sampling_rate,
         noise_multiplier,

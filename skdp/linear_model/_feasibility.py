@@ -7,13 +7,22 @@ from ._newton import MAX_CONDITION, SolverPlan
 
 __all__ = ["check_magnitudes", "check_solver"]
 
+#: Vectors of length ``K d`` (and of length ``n K``) that the Hessian-free
+#: solve holds at once, counted generously: the point, gradient, step,
+#: candidate, perturbation, preconditioner and the CG iterates.
+_VECTORS = 24
+
 
 def check_solver(solver: SolverPlan, n_classes: int, n_features: int) -> None:
     """Magnitudes and memory of the exact methods' solve.
 
-    The solve forms a dense Hessian of ``(K d)**2`` numbers (its Cholesky
-    factor and a single-precision copy of ``Z`` besides), so ``d`` in the
-    tens of thousands does not fit; ``method='gradient'`` never forms it.
+    Up to ``MAX_DENSE_HESSIAN`` coefficients the solve forms a dense Hessian
+    of ``(K d)**2`` numbers (its Cholesky factor and a single-precision copy
+    of ``Z`` besides); beyond, the plan has picked the Hessian-free solver,
+    whose workspace is a few dozen vectors of ``K d`` and of ``n K``
+    numbers, and one array the size of ``Z``'s stored values (the squares
+    that give the preconditioner). Every count here is public (``n``,
+    ``d``, ``K``); the last term is the input's own size.
     """
     size = n_features * (1 if n_classes == 2 else n_classes)
     condition = solver.smoothness / solver.alpha
@@ -34,6 +43,15 @@ def check_solver(solver: SolverPlan, n_classes: int, n_features: int) -> None:
             "the residual radius": solver.residual,
         },
     )
+    if solver.hessian_free:
+        n_outputs = 1 if n_classes == 2 else n_classes
+        check_memory(
+            8.0 * (_VECTORS * size + _VECTORS * solver.n_samples * n_outputs),
+            f"The exact solve's Hessian-free workspace ({size} coefficients, "
+            f"{solver.n_samples} rows)",
+            "use method='gradient' (DP-SGD), or fewer rows or features",
+        )
+        return
     check_memory(
         3.0 * 8.0 * size**2 + 4.0 * solver.n_samples * n_features,
         f"The exact solve's dense Hessian ({size} x {size})",

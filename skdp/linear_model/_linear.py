@@ -137,6 +137,14 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
     residuals are mostly much smaller than the targets' range; clipping
     biases the fit of rows with larger residuals, never the privacy).
 
+    **Sparse input.** Every method accepts any scipy sparse matrix (as
+    CSR, never densified; see
+    :class:`~skdp.linear_model.DPLogisticRegression`). ``'adassp'``
+    releases the ``d x d`` Gram matrix with noise on every entry, so it is
+    dense whatever ``X`` is: the plan refuses it, before the charge, when
+    ``48 d**2`` bytes exceed the machine's memory (a 100,000-column matrix
+    would need 480 GB), and points to ``'gradient'`` or ``'objective'``.
+
     References
     ----------
     .. [1] Y.-X. Wang, "Revisiting differentially private linear regression:
@@ -310,8 +318,9 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data. Sparse matrices are converted to CSR and never
+            densified.
         y : array-like of shape (n_samples,)
             Targets (clipped into ``y_bounds``).
 
@@ -327,7 +336,7 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------

@@ -18,6 +18,16 @@ norm ten-fold the Hessian is kept (its factor reused) until progress slows,
 and it is formed in single precision: neither changes the fixed point,
 which only the
 double-precision gradient determines.
+
+Beyond ``MAX_DENSE_HESSIAN`` coefficients (a 100,000-column TF-IDF
+matrix would need an 80 GB Hessian) the plan picks a Hessian-free
+truncated Newton method instead (``_newton_cg``): each step solves the
+Newton system by preconditioned conjugate gradients with Hessian-vector
+products ``alpha v + C Z^T (D (Z v))``, two sparse products, so memory is
+the data plus a few vectors of ``n`` and ``K d`` numbers. Both solvers stop
+on the same floating-point certificate (:func:`solve`), so the guarantee
+does not depend on which one ran. ``Z`` may be dense or a CSR matrix
+throughout.
 """
 
 from __future__ import annotations
@@ -26,12 +36,21 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import logsumexp
 
 from ._losses import LogisticLoss, MarginLoss
+from ._rows import row_norms, row_terms, scale_rows, squared_entries
 
-__all__ = ["NewtonResult", "SolverPlan", "minimize_loss", "plan_solver", "solve"]
+__all__ = [
+    "MAX_DENSE_HESSIAN",
+    "NewtonResult",
+    "SolverPlan",
+    "minimize_loss",
+    "plan_solver",
+    "solve",
+]
 
 # Armijo constant and step shrink factor of the backtracking line search.
 _ARMIJO = 1e-4
@@ -102,10 +121,23 @@ class _MarginProblem:
     def hessian(self, w, margins):
         """``alpha I + C Z^T diag(l'') Z``, in single precision if it can."""
         second = self.loss.second(margins, self.t)
-        weighted = self.Z32 * np.sqrt(self.C * second).astype(self.Z32.dtype)[:, None]
-        hessian = (weighted.T @ weighted).astype(np.float64)
+        root = np.sqrt(self.C * second).astype(self.Z32.dtype)
+        weighted = scale_rows(self.Z32, root)
+        hessian = _dense(weighted.T @ weighted).astype(np.float64)
         hessian.flat[:: hessian.shape[0] + 1] += self.alpha
         return hessian
+
+    def curvature(self, w, margins):
+        """``C l''`` of each row: what a Hessian-vector product needs."""
+        return self.C * self.loss.second(margins, self.t)
+
+    def hessian_product(self, curvature, v):
+        """``(alpha I + C Z^T diag(l'') Z) v`` without forming the Hessian."""
+        return self.alpha * v + self.Z.T @ (curvature * (self.Z @ v))
+
+    def hessian_diagonal(self, curvature):
+        """The Hessian's diagonal, ``alpha + C sum_i l''_i z_ij**2``."""
+        return self.alpha + curvature @ _squares(self)
 
 
 class _SoftmaxProblem:
@@ -144,11 +176,63 @@ class _SoftmaxProblem:
         for k in range(K):
             for m in range(k, K):
                 weights = C_proba[:, k] * ((k == m) - proba[:, m].astype(dtype))
-                block = (self.Z32.T @ (self.Z32 * weights[:, None])).astype(np.float64)
+                block = _dense(self.Z32.T @ scale_rows(self.Z32, weights))
+                block = block.astype(np.float64)
                 hessian[k * d : (k + 1) * d, m * d : (m + 1) * d] = block
                 hessian[m * d : (m + 1) * d, k * d : (k + 1) * d] = block.T
         hessian.flat[:: K * d + 1] += self.alpha
         return hessian
+
+    def curvature(self, w, proba):
+        """The class probabilities of each row: what a product needs."""
+        return proba
+
+    def hessian_product(self, proba, v):
+        """``alpha v + C sum_i ((diag(p_i) - p_i p_i^T) V z_i) z_i^T``, raveled."""
+        V = v.reshape(self.shape)
+        scores = np.asarray(self.Z @ V.T)  # (n, K): V z_i for every row
+        mixed = proba * scores
+        mixed -= proba * mixed.sum(axis=1, keepdims=True)
+        return self.alpha * v + self.C * (mixed.T @ self.Z).ravel()
+
+    def hessian_diagonal(self, proba):
+        """The Hessian's diagonal: ``alpha + C sum_i p_ik (1 - p_ik) z_ij**2``."""
+        weights = self.C * proba * (1.0 - proba)  # (n, K)
+        return self.alpha + (weights.T @ _squares(self)).ravel()
+
+
+def _squares(problem):
+    """``problem.Z`` squared entrywise, computed once (the preconditioner's)."""
+    if getattr(problem, "z_squared", None) is None:
+        problem.z_squared = squared_entries(problem.Z)
+    return problem.z_squared
+
+
+def _dense(matrix) -> np.ndarray:
+    """A product that is sparse when its factors are, as a dense array."""
+    return matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix)
+
+
+def _line_search(problem, w, value, magnitude, step, slope):
+    """Backtracking (Armijo) along ``step``; ``None`` when no step is taken.
+
+    Returns ``(point, value, magnitude, cache)`` of the accepted point.
+    """
+    size = 1.0
+    for _ in range(_MAX_HALVINGS):
+        candidate = w + size * step
+        new_value, new_magnitude, new_cache = problem.value(candidate)
+        # Allow rounding error in the comparison at the optimum.
+        slack = _ROUNDING * magnitude
+        if new_value <= value + _ARMIJO * size * slope + slack:
+            break
+        size *= _SHRINK
+    else:
+        # No decrease representable in floating point: at the optimum.
+        return None
+    if np.array_equal(candidate, w):
+        return None  # the step vanished in rounding: at the optimum
+    return candidate, new_value, new_magnitude, new_cache
 
 
 def _damped_newton(problem, threshold, max_iter, certified=None) -> NewtonResult:
@@ -179,22 +263,91 @@ def _damped_newton(problem, threshold, max_iter, certified=None) -> NewtonResult
         if not np.all(np.isfinite(step)):
             break
         previous_norm = gradient_norm
-        slope = gradient @ step
-        size = 1.0
-        for _ in range(_MAX_HALVINGS):
-            candidate = w + size * step
-            new_value, new_magnitude, new_cache = problem.value(candidate)
-            # Allow rounding error in the comparison at the optimum.
-            slack = _ROUNDING * magnitude
-            if new_value <= value + _ARMIJO * size * slope + slack:
-                break
-            size *= _SHRINK
-        else:
-            # No decrease representable in floating point: at the optimum.
+        accepted = _line_search(problem, w, value, magnitude, step, gradient @ step)
+        if accepted is None:
             break
-        if np.array_equal(candidate, w):
-            break  # the step vanished in rounding: at the optimum
-        w, value, magnitude, cache = candidate, new_value, new_magnitude, new_cache
+        w, value, magnitude, cache = accepted
+    return NewtonResult(
+        coef=w.reshape(problem.shape),
+        n_iter=n_iter,
+        gradient_norm=gradient_norm,
+        converged=bool(converged),
+    )
+
+
+def _conjugate_gradient(product, diagonal, rhs, target, max_iter):
+    """Approximately solve ``H x = rhs`` by Jacobi-preconditioned CG.
+
+    Stops when the residual norm is at most ``target``, after ``max_iter``
+    products, or when rounding makes a curvature ``p.Hp`` non-positive.
+    Every iterate of CG started at zero on a positive definite ``H`` is a
+    descent direction for ``rhs = -gradient`` (``x.rhs > 0``); if no
+    product was taken the preconditioned gradient ``rhs / diag`` is returned.
+    """
+    x = np.zeros_like(rhs)
+    residual = rhs.copy()
+    preconditioned = residual / diagonal
+    direction = preconditioned.copy()
+    rho = residual @ preconditioned
+    taken = 0
+    for _ in range(max_iter):
+        if np.linalg.norm(residual) <= target:
+            break
+        product_direction = product(direction)
+        curvature = direction @ product_direction
+        if not curvature > 0:
+            break
+        size = rho / curvature
+        x += size * direction
+        residual -= size * product_direction
+        taken += 1
+        preconditioned = residual / diagonal
+        rho, previous = residual @ preconditioned, rho
+        direction = preconditioned + (rho / previous) * direction
+    return x if taken else rhs / diagonal
+
+
+def _newton_cg(problem, threshold, max_iter, max_cg_iter, certified=None):
+    """Truncated Newton from zero: Newton steps solved by CG, no Hessian.
+
+    The same loop as :func:`_damped_newton` (start at zero, Armijo line
+    search, stop on ``||gradient|| <= threshold`` and ``certified``); each
+    Newton system is solved by ``_conjugate_gradient`` to a relative
+    residual ``min(1/2, sqrt(||g|| / ||g_0||))`` (superlinear convergence,
+    Nocedal & Wright 2006, Theorem 7.2), but never below a tenth of the
+    threshold, at most ``max_cg_iter`` Hessian-vector products a step.
+    """
+    w = np.zeros(int(np.prod(problem.shape)))
+    value, magnitude, cache = problem.value(w)
+    gradient_norm = first_norm = np.inf
+    converged = False
+    for n_iter in range(max_iter + 1):
+        gradient = problem.gradient(w, cache)
+        gradient_norm = float(np.linalg.norm(gradient))
+        converged = gradient_norm <= threshold and (
+            certified is None or certified(w, gradient_norm)
+        )
+        if converged or n_iter == max_iter or not np.isfinite(gradient_norm):
+            break
+        if not np.isfinite(first_norm):
+            first_norm = gradient_norm
+        forcing = min(0.5, math.sqrt(gradient_norm / max(first_norm, gradient_norm)))
+        curvature = problem.curvature(w, cache)
+        diagonal = problem.hessian_diagonal(curvature)
+        step = _conjugate_gradient(
+            lambda v, c=curvature: problem.hessian_product(c, v),
+            diagonal,
+            -gradient,
+            max(forcing * gradient_norm, 0.1 * threshold),
+            max_cg_iter,
+        )
+        slope = gradient @ step
+        if not (np.all(np.isfinite(step)) and slope < 0):
+            break
+        accepted = _line_search(problem, w, value, magnitude, step, slope)
+        if accepted is None:
+            break
+        w, value, magnitude, cache = accepted
     return NewtonResult(
         coef=w.reshape(problem.shape),
         n_iter=n_iter,
@@ -268,7 +421,7 @@ def minimize_loss(
         shape = (Y.shape[1], d)
         linear = np.zeros(shape) if linear is None else np.asarray(linear, float)
         problem = _SoftmaxProblem(Z, (Y > 0).astype(float), alpha, C, linear)
-    threshold = tol * (alpha + C * np.linalg.norm(Z, axis=1).sum())
+    threshold = tol * (alpha + C * row_norms(Z).sum())
     result = _damped_newton(problem, threshold, max_iter)
     return replace(result, coef=result.coef.reshape(shape))
 
@@ -283,6 +436,13 @@ _SINGLE_PRECISION_CONDITION = 1e6
 _SINGLE_PRECISION_SCALE = 1e30
 #: Largest condition bound ``beta / alpha`` a plan accepts (float64 Cholesky).
 MAX_CONDITION = 1e13
+#: Most coefficients of one solve for which the plan forms the dense Hessian
+#: (``3 * 8 * 2048**2`` bytes, about 100 MB with its factor and a copy);
+#: beyond it the Hessian-free Newton-CG solver runs.
+MAX_DENSE_HESSIAN = 2048
+#: Hessian-vector products per Newton-CG step (each costs two products with
+#: ``Z``); the public cap keeps the run's work bounded.
+MAX_CG_ITER = 250
 
 
 @dataclass(frozen=True)
@@ -317,6 +477,14 @@ class SolverPlan:
     slope_lipschitz : float
         Lipschitz constant of the loss derivative in the margin (1/4, or 1
         as a safe value for softmax).
+    hessian_free : bool
+        ``True`` when ``n_coef > MAX_DENSE_HESSIAN``: Newton steps are
+        solved by conjugate gradients with Hessian-vector products
+        (``_newton_cg``) instead of a Cholesky factor of the dense
+        Hessian. Public (it depends on ``n_coef`` only); the certificate and
+        the fallback are the same either way.
+    max_cg_iter : int
+        Hessian-vector products per Newton-CG step.
     """
 
     alpha: float
@@ -331,9 +499,17 @@ class SolverPlan:
     zero_value: float
     row_gradient: float
     slope_lipschitz: float
+    hessian_free: bool = False
+    max_cg_iter: int = MAX_CG_ITER
 
-    def gradient_error(self, w_norm: float, linear_norm: float) -> float:
+    def gradient_error(
+        self, w_norm: float, linear_norm: float, margin_terms: int | None = None
+    ) -> float:
         """Bound on the rounding error of a computed gradient at ``||W||``.
+
+        ``margin_terms`` is the most terms a margin sums, ``d``: at most
+        ``n_coef`` (the default); a CSR row with ``k`` stored entries
+        sums ``k`` (:func:`solve` passes the largest ``k``).
 
         Notes
         -----
@@ -353,7 +529,8 @@ class SolverPlan:
         """
         u = _UNIT_ROUNDOFF
         gamma_n = self.n_samples * u / (1 - self.n_samples * u)
-        d = max(1, self.n_coef)
+        d = self.n_coef if margin_terms is None else min(margin_terms, self.n_coef)
+        d = max(1, d)
         gamma_d = d * u / (1 - d * u)
         data = (
             self.C
@@ -473,6 +650,7 @@ def plan_solver(
         zero_value=float(zero_value),
         row_gradient=float(row_gradient),
         slope_lipschitz=float(slope_lipschitz),
+        hessian_free=bool(n_coef > MAX_DENSE_HESSIAN),
     )
     w_norm = math.sqrt(2.0 * C * n_samples * plan.zero_value / alpha)
     scale = alpha + C * n_samples * row_gradient * row_norm
@@ -521,7 +699,7 @@ def solve(Z, Y, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
 
     Parameters
     ----------
-    Z : ndarray of shape (n, d)
+    Z : ndarray or CSR matrix of shape (n, d)
         Rows of norm at most ``plan.row_norm``.
     Y : ndarray of shape (n,), (n, 1) or (n, K)
         Labels as in :func:`minimize_loss`.
@@ -545,7 +723,14 @@ def solve(Z, Y, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
     :meth:`SolverPlan.gradient_error` at the current point is at most
     ``tau`` too: the exact gradient norm is then at most ``2 tau`` and, by
     ``alpha``-strong convexity, the exact minimiser within ``2 tau / alpha
-    = r``. If Newton has not certified that within ``max_iter`` steps, the
+    = r``. The Newton steps are Cholesky solves of the dense Hessian, or,
+    when ``plan.hessian_free``, conjugate-gradient solves with
+    Hessian-vector products (``_newton_cg``); the certificate only reads
+    the point and its computed gradient, so it holds whichever solver
+    produced the point. For a CSR ``Z`` the rounding bound counts the
+    largest number of stored entries in a row as the margin's terms (a
+    sparse dot product sums only those). If Newton has not certified that
+    within ``max_iter`` steps, the
     accelerated gradient method of :meth:`SolverPlan.fallback_steps`
     continues from Newton's point for as many steps as guarantee the same
     ``r`` (stopping earlier once certified). Which branch runs, and how
@@ -571,17 +756,24 @@ def solve(Z, Y, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
     # Single precision moves the Hessian by about 6e-8 of its scale; beyond
     # a condition number of 1e6 that could make it indefinite.
     single = (
-        plan.smoothness / plan.alpha <= _SINGLE_PRECISION_CONDITION
+        not plan.hessian_free
+        and plan.smoothness / plan.alpha <= _SINGLE_PRECISION_CONDITION
         and plan.smoothness <= _SINGLE_PRECISION_SCALE
     )
     problem = _problem(Z, Y, plan.alpha, plan.C, linear, loss, single)
     linear_norm = 0.0 if linear is None else float(np.linalg.norm(linear))
+    terms = row_terms(Z)
 
     def certified(w, gradient_norm):
-        error = plan.gradient_error(float(np.linalg.norm(w)), linear_norm)
+        error = plan.gradient_error(float(np.linalg.norm(w)), linear_norm, terms)
         return error <= plan.threshold
 
-    result = _damped_newton(problem, plan.threshold, plan.max_iter, certified)
+    if plan.hessian_free:
+        result = _newton_cg(
+            problem, plan.threshold, plan.max_iter, plan.max_cg_iter, certified
+        )
+    else:
+        result = _damped_newton(problem, plan.threshold, plan.max_iter, certified)
     coef = result.coef.ravel()
     if not result.converged:
         steps = plan.fallback_steps(linear_norm)

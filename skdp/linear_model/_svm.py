@@ -137,6 +137,11 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
     and output perturbation and DP-SGD treat the ``K`` models as one vector.
     The whole fit is one event of the fit's epsilon (not ``K`` events).
 
+    **Sparse input** goes through every method as CSR, never densified, as
+    for :class:`~skdp.linear_model.DPLogisticRegression` (whose Notes
+    describe the Hessian-free solver the exact methods switch to beyond
+    2048 coefficients per model).
+
     References
     ----------
     .. [1] K. Chaudhuri, C. Monteleoni, A. D. Sarwate, "Differentially
@@ -221,8 +226,9 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data. Sparse matrices are converted to CSR and never
+            densified.
         y : array-like of shape (n_samples,)
             Labels.
 

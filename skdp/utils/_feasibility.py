@@ -12,7 +12,13 @@ from __future__ import annotations
 import math
 import os
 
-__all__ = ["MAX_MAGNITUDE", "check_magnitudes", "check_memory", "physical_memory"]
+__all__ = [
+    "MAX_MAGNITUDE",
+    "available_memory",
+    "check_magnitudes",
+    "check_memory",
+    "physical_memory",
+]
 
 #: Largest magnitude a plan lets its run compute with: squares and sums of a
 #: few thousand such numbers still fit in float64 (max about 1.8e308).
@@ -61,6 +67,27 @@ def physical_memory() -> int:
         return 2**40
 
 
+def available_memory() -> int:
+    """Bytes a fit may plan to use: physical memory, or ``ulimit -v`` if lower.
+
+    Both are facts about the machine and the process's limits, never about
+    the data (the memory already in use, which depends on the data's size,
+    is not subtracted), so a plan may read them. Without the address-space
+    limit, a plan that fits in physical memory could still fail after the
+    charge in a process started under ``ulimit -v``.
+    """
+    available = physical_memory()
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):  # pragma: no cover - not POSIX
+        return available
+    if soft != resource.RLIM_INFINITY and soft > 0:
+        available = min(available, int(soft))
+    return available
+
+
 def check_memory(n_bytes: float, what: str, fix: str) -> None:
     """Refuse a plan whose run needs more memory than this machine has.
 
@@ -73,10 +100,10 @@ def check_memory(n_bytes: float, what: str, fix: str) -> None:
     ...
     MemoryError: a huge table needs 1.2e+24 bytes...
     """
-    available = physical_memory()
+    available = available_memory()
     if not n_bytes <= available:
         raise MemoryError(
-            f"{what} needs {n_bytes:.2g} bytes, more than this machine's "
-            f"{available:.2g} bytes of memory; nothing was charged. To fit, "
-            f"{fix}."
+            f"{what} needs {n_bytes:.2g} bytes, more than the {available:.2g} "
+            "bytes this process may use (physical memory, or the address-space "
+            f"limit when lower); nothing was charged. To fit, {fix}."
         )
