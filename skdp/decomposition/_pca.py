@@ -25,11 +25,10 @@ from ..utils._sklearn_compat import (
     Real,
     check_is_fitted,
     fit_context,
-    threadpool_limits,
     validate_data,
 )
 
-__all__ = ["DPPCA", "MEAN_WEIGHT", "moment_sensitivity"]
+__all__ = ["DPPCA", "MEAN_WEIGHT", "moment_sensitivity", "noisy_moments"]
 
 #: The column sum is released beside the Gram matrix scaled by ``w =
 #: MEAN_WEIGHT * data_norm``: the joint sensitivity is then ``(sqrt(2) +
@@ -77,6 +76,15 @@ def _unpack_moments(vector: np.ndarray, d: int, weight: float):
     gram[rows, cols] = upper
     gram[cols, rows] = upper
     return gram, vector[rows.size :] / weight
+
+
+def noisy_moments(X: np.ndarray, noise, weight: float, source):
+    """The Gram matrix and column sums of ``X`` released with ``noise``.
+
+    Returns ``(gram, column_sum)``: ``gram`` symmetric, ``d x d``.
+    """
+    noisy = add_noise(noise, _moment_vector(X, weight), source)
+    return _unpack_moments(noisy, X.shape[1], weight)
 
 
 @dataclass(frozen=True)
@@ -369,6 +377,21 @@ class DPPCA(
             )
         else:
             noise = plan_l2_vector(sensitivity, float(self.epsilon), size)
+        # add_noise carries values exactly up to 2**50 grid steps (the grid
+        # is ~2**-32 of the noise scale) and clips beyond; every entry of
+        # the moment vector is at most n R**2 in magnitude (the diagonal of
+        # G; sqrt(2) |G_ij| <= n R**2 / sqrt(2), w |s_j| <= n R**2 / 2).
+        n_samples = prepared.X.shape[0]
+        largest = n_samples * prepared.data_norm**2
+        carried = 2.0**50 * noise.gamma
+        if largest > carried:
+            raise ValueError(
+                f"{type(self).__name__}: n_samples * data_norm**2 = {largest:.3g} "
+                f"exceeds {carried:.3g}, the largest value the noise grid "
+                "carries exactly at this noise level (2**50 steps of about "
+                "2**-32 noise scales); the moments would be clipped. Lower "
+                "epsilon, or fit on fewer rows."
+            )
         delta = 0.0 if isinstance(noise.event, PureDPEvent) else prepared.delta
         settings = {
             "noise": noise,
@@ -383,10 +406,7 @@ class DPPCA(
         n, d = X.shape
         weight = plan.settings["weight"]
         k = plan.settings["n_components"]
-        with threadpool_limits(limits=1, user_api="blas"):
-            moments = _moment_vector(X, weight)
-        noisy = add_noise(plan.settings["noise"], moments, source)
-        gram, column_sum = _unpack_moments(noisy, d, weight)
+        gram, column_sum = noisy_moments(X, plan.settings["noise"], weight, source)
         mean = column_sum / n
         covariance = (gram - n * np.outer(mean, mean)) / max(n - 1, 1)
         values, vectors = np.linalg.eigh(covariance)
