@@ -169,7 +169,8 @@ def run(seeds: int, epsilons=EPSILONS, *, peer_timeout: float = 600.0) -> list[d
 
 
 def _fmt(value, spec):
-    return "-" if value is None else format(value, spec)
+    width = int("".join(c for c in spec if c.isdigit()) or 0)
+    return "-".rjust(width) if value is None else format(value, spec)
 
 
 def main(argv=None):
