@@ -54,6 +54,10 @@ def _verdict(rows, higher):
         )
         if not ours or not theirs:
             continue
+        ours = [r for r in ours if r["mean"] is not None]
+        theirs = [r for r in theirs if r["mean"] is not None]
+        if not ours or not theirs:
+            continue  # a peer that did not finish: no comparison
         pick = max if higher else min
         best = pick(r["mean"] for r in ours)
         peer = pick(r["mean"] for r in theirs)
@@ -84,6 +88,11 @@ def main(argv=None):
             library = row["library"] + (
                 f" ({row['variant']})" if row.get("variant") else ""
             )
+            if row.get("delta") is not None:
+                library += f" (delta={row['delta']:g})"
+            if row["mean"] is None:
+                print(f"{library:<28} {epsilon:>7} {'did not finish':>24}")
+                continue
             print(
                 f"{library:<28} {epsilon:>7} {row['mean']:>8.4f} "
                 f"{row['std']:>7.4f} {row['fit_seconds']:>7.3f} {ok:>12}"

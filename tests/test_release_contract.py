@@ -27,6 +27,7 @@ import pytest
 from skdp import DPLogisticRegression, PMWSynthesizer, PrivacyBudget
 from skdp.audit import audit_scores
 from skdp.cluster import DPKMeans
+from skdp.decomposition import DPPCA
 from skdp.exceptions import ChargedFitError
 from skdp.linear_model import DPLinearRegression, DPLinearSVC
 from skdp.linear_model._newton import minimize_loss
@@ -109,6 +110,7 @@ CASES = {
     ),
     "gaussian nb": (DPGaussianNB(bounds=(-1, 1), classes=[0, 1]), _logistic_pair),
     "kmeans": (DPKMeans(n_clusters=3, bounds=(-1, 1)), _features_pair),
+    "pca": (DPPCA(n_components=2, data_norm=1.0), _features_pair),
     "standard scaler": (DPStandardScaler(bounds=(-1, 1)), _features_pair),
     "kbins": (DPKBinsDiscretizer(n_bins=3, bounds=(-1, 1)), _features_pair),
     "bounded min-max": (BoundedMinMaxScaler(bounds=(-1, 1)), _features_pair),
@@ -374,6 +376,9 @@ _NEW_ESTIMATORS = {
     ),
     "kmeans": lambda declared: DPKMeans(
         n_clusters=2, **({"bounds": (-3, 3)} if declared else {})
+    ),
+    "pca": lambda declared: DPPCA(
+        n_components=2, **({"data_norm": 3.0} if declared else {})
     ),
     "standard scaler": lambda declared: DPStandardScaler(
         **({"bounds": (-3, 3)} if declared else {})
