@@ -23,10 +23,18 @@ copyright = "skdp developers"
 release = skdp.__version__
 version = release
 
+# The MathJax that sphinx.ext.mathjax would load from a CDN comes instead from
+# this package (in the ``doc`` extra), which bundles MathJax and points
+# ``mathjax_path`` at its local copy. tests/test_docs_offline.py checks it.
+OFFLINE_MATH_EXTENSION = "sphinx-mathjax-offline"
+
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # Ships MathJax 3 and copies it into _static/mathjax: the pages render
+    # their math offline, with no request to a CDN (see OFFLINE_MATH_EXTENSION).
+    OFFLINE_MATH_EXTENSION,
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
@@ -34,7 +42,14 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext"}
 root_doc = "index"
-exclude_patterns = ["_build", "generated/*.examples"]
+exclude_patterns = [
+    "_build",
+    "generated/*.examples",
+    # Left by older builds, which wrote sphinx-gallery's computation-times
+    # page: it loads scripts from CDNs (see "write_computation_times").
+    "sg_execution_times.rst",
+    "auto_examples/sg_execution_times.rst",
+]
 templates_path = ["_templates"]
 default_role = "literal"
 
@@ -68,12 +83,17 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",
     "plot_gallery": "True",
+    # The computation-times page loads jQuery and DataTables from CDNs; the
+    # docs make no remote request, so it is not written.
+    "write_computation_times": False,
 }
 
 # -- HTML ---------------------------------------------------------------------
 html_theme = "alabaster"
 html_title = f"skdp {release}"
-html_static_path = []
+html_static_path = ["_static"]
+# Wide blocks (budget.summary() ledgers) scroll or, on paper, wrap.
+html_css_files = ["skdp.css"]
 html_theme_options = {
     "description": "Differential privacy that drops into scikit-learn",
     "fixed_sidebar": True,
