@@ -72,7 +72,7 @@ def gaussian_epsilon(
     """Smallest epsilon for which the Gaussian mechanism is (epsilon, delta)-DP.
 
     Solved on :func:`gaussian_delta` by the shared monotone search
-    (:func:`~skdp.accounting._search.solve_monotone`), which returns the
+    (``skdp.accounting._search.solve_monotone``), which returns the
     acceptable end of its final bracket, so the result is never below the
     exact value.
 

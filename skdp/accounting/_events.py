@@ -114,7 +114,7 @@ class LaplaceEvent(PureDPEvent):
     relation) over the noise scale. Besides pure DP, the accountants use
     the privacy loss distribution of the continuous Laplace pair
     ``Lap(0, 1)`` against ``Lap(epsilon, 1)``, which also bounds vector
-    releases (:func:`skdp.accounting._pld.pld_laplace`); an implementation
+    releases (``skdp.accounting._pld.pld_laplace``); an implementation
     on a grid must emit an epsilon that covers its rounding.
     """
 

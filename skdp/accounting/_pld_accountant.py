@@ -63,7 +63,7 @@ class PLDAccountant(Accountant):
     requested delta. This is the tightest accounting skdp implements for
     Gaussian, Laplace and Poisson-subsampled Gaussian mechanisms: it is
     exact up to the discretisation, which only ever rounds towards less
-    privacy (see :mod:`skdp.accounting._pld`).
+    privacy (see ``skdp.accounting._pld``).
 
     Dominating pairs used, per event (``h`` is the sensitivity under the
     neighbouring relation):
@@ -73,7 +73,7 @@ class PLDAccountant(Accountant):
       mechanism with multiplier ``(sum s_i**-2) ** -0.5``, which is exact.
     * :class:`LaplaceEvent` ``(eps)``: ``Lap(0, 1)`` against ``Lap(eps, 1)``,
       which also dominates vector releases of L1 sensitivity ``h``
-      (:func:`~skdp.accounting._pld.pld_laplace`).
+      (``skdp.accounting._pld.pld_laplace``).
     * :class:`PureDPEvent` and :class:`ExponentialMechanismEvent`
       ``(eps)``: randomised response, the pair that dominates every
       ``eps``-DP mechanism (Kairouz, Oh & Viswanath 2015).
@@ -81,7 +81,7 @@ class PLDAccountant(Accountant):
       ``(1 - q) N(0, s^2) + q N(1, s^2)`` against ``(1 - q) N(0, s^2) + q
       N(-1, s^2)`` when replacing one row (the row's contribution moves from
       ``+C`` to ``-C``), or against ``N(0, s^2)`` in both directions under
-      add/remove (:func:`~skdp.accounting._pld.pld_poisson_subsampled_gaussian`);
+      add/remove (``skdp.accounting._pld.pld_poisson_subsampled_gaussian``);
       ``q = 1`` is the Gaussian mechanism with multiplier ``s / 2``
       (replace) or ``s`` (add/remove).
     * :class:`ApproxDPEvent` ``(eps, delta)``: mass ``delta`` at ``+inf``

@@ -113,7 +113,7 @@ def exponential_mechanism(
     ``exp(-(max_j v_j - v_i) / L)`` by rejection (uniform proposals
     accepted with exact Bernoulli(``exp(-gamma)``) draws for rational
     ``gamma``, Canonne, Kamath & Steinke 2020, Algorithm 1; see
-    :func:`~skdp.utils._random.sample_exp_weights`). Every candidate keeps a
+    ``skdp.utils._random.sample_exp_weights``). Every candidate keeps a
     positive probability, however low its score, which the pure guarantee
     needs; the Gumbel-max draw used before had bounded float noise and could
     not select a candidate about 38 below the best in exponent.

@@ -330,7 +330,7 @@ def sample_discrete_gaussian(sigma: float, size, source: RandomSource) -> np.nda
     q))``) for the integer ``m = | |Y| q - p |``, drawn without forming
     ``m**2`` (which overflows int64 at ``sigma`` near ``2**32``) by splitting
     the exponent into pieces that are products of two ratios below 1 (see
-    :func:`_bernoulli_exp_neg_square`). Only uniform random integers are
+    ``_bernoulli_exp_neg_square``). Only uniform random integers are
     used; every integer has exactly its probability, with no truncation.
 
     Conservative rounding: ``sigma**2`` is rounded up to the rational
