@@ -3,10 +3,10 @@ Privacy–utility curve of private logistic regression
 ====================================================
 
 How much accuracy does privacy cost? This example fits
-:class:`~skdp.DPLogisticRegression` with its three methods (objective, output
-and gradient perturbation) at several epsilons on the UCI Adult census data
-and plots test accuracy against epsilon, with a non-private model and the
-majority class as references.
+:class:`~skdp.linear_model.DPLogisticRegression` with its three methods
+(objective, output and gradient perturbation) at several epsilons on the
+UCI Adult census data and plots test accuracy against epsilon, with a
+non-private model and the majority class as references.
 
 The features are built only from **public** information, so the privacy
 guarantee covers the whole pipeline: categories come from the data set's

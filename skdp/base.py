@@ -19,7 +19,7 @@ A private fit has three phases, always in this order:
    mechanism's noisy output.
 
 :class:`PrivateEstimatorMixin` implements the order once
-(:meth:`PrivateEstimatorMixin._fit_private`); an estimator supplies the
+(``PrivateEstimatorMixin._fit_private``); an estimator supplies the
 three steps (``_prepare_fit``, ``_plan_fit``, ``_run_fit``).
 :meth:`PrivateEstimatorMixin.privacy_plan` returns the plan without charging
 anything: what a fit *would* spend, which is how
@@ -91,7 +91,7 @@ class FitPlan:
 class PrivateEstimatorMixin:
     """Plan, charge and run a private fit; record what it spent.
 
-    Subclasses implement three methods and call :meth:`_fit_private` from
+    Subclasses implement three methods and call ``_fit_private`` from
     ``fit``:
 
     ``_prepare_fit(X, y)``
@@ -168,7 +168,7 @@ class PrivateEstimatorMixin:
         return prepared, plan
 
     def privacy_plan(self, X, y=None) -> FitPlan:
-        """What :meth:`fit` would charge on ``(X, y)``, without charging it.
+        """What ``fit`` would charge on ``(X, y)``, without charging it.
 
         Validates the input exactly as ``fit`` does (so an input ``fit``
         refuses is refused here too) and returns the plan. Nothing is spent

@@ -4,7 +4,7 @@
 :class:`GaussianEvent`, :class:`PoissonSubsampledGaussianEvent`, ...); *how
 it composes* is an accountant's job (:class:`PrivacyAccountant`, the
 tightest of :class:`PLDAccountant` and :class:`RDPAccountant`); the
-:class:`PrivacyBudget` records events in a ledger (in memory, or in a
+:class:`~skdp.PrivacyBudget` records events in a ledger (in memory, or in a
 :class:`SQLiteLedger` file that processes share) and refuses those that do
 not fit. :func:`calibrate_parameter` finds the parameter of a mechanism
 that spends a target epsilon under any accountant.

@@ -341,7 +341,7 @@ class _TightestState:
 class PrivacyAccountant(Accountant):
     """The tightest valid bound of every composition skdp implements.
 
-    The default accountant of :class:`~skdp.accounting.PrivacyBudget` and of
+    The default accountant of :class:`~skdp.PrivacyBudget` and of
     the estimators' calibrations, so that what a fit claims is what the
     budget charges. For a set of events it computes
 
@@ -351,8 +351,8 @@ class PrivacyAccountant(Accountant):
       compositions of :class:`RDPAccountant`,
 
     and reports the smallest epsilon at the budget's delta, naming the method
-    in :attr:`CompositionReport.method`. Each method bounds the *whole* set
-    of events on its own (methods are never mixed event by event, which
+    in the ``method`` of its :class:`CompositionReport`. Each method bounds
+    the *whole* set of events on its own (methods are never mixed event by event, which
     would not be valid), so the minimum over them is valid.
 
     A ledger of pure (and approximate) events only is reported by basic

@@ -37,7 +37,7 @@ __all__ = [
 
 
 def gaussian_delta(epsilon: float, noise_multiplier: float) -> float:
-    """Smallest delta for which the Gaussian mechanism is (epsilon, delta)-DP.
+    r"""Smallest delta for which the Gaussian mechanism is (epsilon, delta)-DP.
 
     Parameters
     ----------
@@ -49,6 +49,25 @@ def gaussian_delta(epsilon: float, noise_multiplier: float) -> float:
     Returns
     -------
     delta : float
+
+    Notes
+    -----
+    Balle & Wang (2018), Theorem 8: noise of standard deviation
+    :math:`\sigma = s\,\Delta` on a value of L2 sensitivity :math:`\Delta`
+    is :math:`(\varepsilon, \delta)`-DP if and only if
+
+    .. math::
+
+        \delta \ge \Phi\Big(\frac{1}{2s} - \varepsilon s\Big)
+        - e^{\varepsilon}\,\Phi\Big(-\frac{1}{2s} - \varepsilon s\Big),
+
+    which depends on :math:`(\varepsilon, s)` only; the right-hand side (at least
+    0) is returned. It holds for every :math:`\varepsilon \ge 0`, unlike the
+    classical calibration :math:`s = \sqrt{2\ln(1.25/\delta)} / \varepsilon`,
+    which needs :math:`\varepsilon < 1`. Gaussian mechanisms with
+    multipliers :math:`s_i` compose exactly into one with
+    :math:`s = (\sum_i s_i^{-2})^{-1/2}` (Dong, Roth & Su 2022), so the
+    profile is exact for their composition too.
 
     Examples
     --------
@@ -72,7 +91,7 @@ def gaussian_epsilon(
     """Smallest epsilon for which the Gaussian mechanism is (epsilon, delta)-DP.
 
     Solved on :func:`gaussian_delta` by the shared monotone search
-    (:func:`~skdp.accounting._search.solve_monotone`), which returns the
+    (``skdp.accounting._search.solve_monotone``), which returns the
     acceptable end of its final bracket, so the result is never below the
     exact value.
 

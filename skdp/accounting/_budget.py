@@ -75,7 +75,8 @@ class PrivacyBudget:
         Total delta allowed, in [0, 1). Mechanisms with Gaussian noise need
         ``delta > 0``; a common choice is well below ``1 / n_samples``.
     accountant : Accountant, default=None
-        How spends compose; ``None`` uses :class:`PrivacyAccountant`, the
+        How spends compose; ``None`` uses
+        :class:`~skdp.accounting.PrivacyAccountant`, the
         tightest valid bound of privacy loss distributions, Renyi DP, the
         exact Gaussian profile and basic composition, for skdp's
         neighbouring relation (replace one row).
@@ -108,7 +109,8 @@ class PrivacyBudget:
 
     Notes
     -----
-    The total is computed by the accountant (:meth:`PrivacyAccountant.report`):
+    The total is computed by the accountant
+    (:meth:`~skdp.accounting.PrivacyAccountant.report`):
     a ledger of pure events (Laplace, exponential mechanism, vector noise)
     composes by adding their epsilons, at delta 0; once a Gaussian,
     Poisson-subsampled Gaussian or other event needing delta is in the

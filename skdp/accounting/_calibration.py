@@ -124,7 +124,7 @@ def calibrate_parameter(
 
     Notes
     -----
-    The search (:func:`~skdp.accounting._search.solve_monotone`) brackets
+    The search (``skdp.accounting._search.solve_monotone``) brackets
     the crossing, then takes Illinois regula falsi steps on ``log p`` with
     bisection as a fallback, and returns the end of the bracket that meets
     the target. When the accountant has a cheaper approximation
@@ -293,7 +293,7 @@ def calibrate_gaussian_noise_multiplier(
     accountant : Accountant, default=None
         How the run is accounted; ``None`` is the default
         :class:`PrivacyAccountant` (the tightest of the PLD and Rényi-DP
-        compositions, which is what a :class:`PrivacyBudget` charges).
+        compositions, which is what a :class:`~skdp.PrivacyBudget` charges).
 
     Returns
     -------

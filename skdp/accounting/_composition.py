@@ -230,7 +230,7 @@ class Accountant(abc.ABC):
     key caches.
 
     Subclasses implement :meth:`empty`, :meth:`extend`, :meth:`report` and
-    :meth:`_config`.
+    ``_config``.
     """
 
     neighbouring_relation: NeighbouringRelation

@@ -100,7 +100,7 @@ class PureDPEvent(PrivacyEvent):
 
 @dataclass(frozen=True)
 class LaplaceEvent(PureDPEvent):
-    """One release of the Laplace mechanism, ``epsilon``-DP.
+    r"""One release of the Laplace mechanism, ``epsilon``-DP.
 
     Examples
     --------
@@ -110,11 +110,12 @@ class LaplaceEvent(PureDPEvent):
 
     Notes
     -----
-    ``epsilon`` is the L1 sensitivity (under the accountant's neighbouring
-    relation) over the noise scale. Besides pure DP, the accountants use
-    the privacy loss distribution of the continuous Laplace pair
-    ``Lap(0, 1)`` against ``Lap(epsilon, 1)``, which also bounds vector
-    releases (:func:`skdp.accounting._pld.pld_laplace`); an implementation
+    :math:`\varepsilon = \Delta_1 / b`: the L1 sensitivity (under the
+    accountant's neighbouring relation) over the noise scale. Besides pure
+    DP, the accountants use the privacy loss distribution of the continuous
+    Laplace pair :math:`\mathrm{Lap}(0, 1)` against
+    :math:`\mathrm{Lap}(\varepsilon, 1)`, which also bounds vector
+    releases (``skdp.accounting._pld.pld_laplace``); an implementation
     on a grid must emit an epsilon that covers its rounding.
     """
 
@@ -123,11 +124,12 @@ class LaplaceEvent(PureDPEvent):
 
 @dataclass(frozen=True)
 class ExponentialMechanismEvent(PureDPEvent):
-    """One selection by the exponential mechanism, ``epsilon``-DP.
+    r"""One selection by the exponential mechanism, ``epsilon``-DP.
 
-    The mechanism samples with probability proportional to
-    ``exp(epsilon * score / (2 * sensitivity))`` (McSherry & Talwar 2007),
-    which is also ``epsilon``-bounded-range (Durfee & Rogers 2019); the
+    The mechanism samples candidate :math:`r` with probability proportional
+    to :math:`\exp(\varepsilon\,u(r) / (2\Delta_u))` for scores :math:`u`
+    of sensitivity :math:`\Delta_u` (McSherry & Talwar 2007), which is also
+    :math:`\varepsilon`-bounded-range (Durfee & Rogers 2019); the
     accountant may use that for a tighter Renyi-DP curve.
     """
 

@@ -108,7 +108,7 @@ class MemoryLedger:
     (:meth:`move_to`) and this store forwards every later call there. A
     process forked before that move (which inherits the memory instead of
     receiving a pickled copy) cannot report its spends back, so
-    :meth:`append_if` raises :class:`~skdp.exceptions.LedgerError` there.
+    ``append_if`` raises :class:`~skdp.exceptions.LedgerError` there.
 
     Parameters
     ----------

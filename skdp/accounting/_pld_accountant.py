@@ -55,7 +55,7 @@ class _PLDState:
 
 
 class PLDAccountant(Accountant):
-    """Composes events through their privacy loss distributions (PLD).
+    r"""Composes events through their privacy loss distributions (PLD).
 
     Each event becomes the discretised PLD of a pair of output distributions
     that dominates every pair of neighbouring datasets; compositions are
@@ -63,32 +63,37 @@ class PLDAccountant(Accountant):
     requested delta. This is the tightest accounting skdp implements for
     Gaussian, Laplace and Poisson-subsampled Gaussian mechanisms: it is
     exact up to the discretisation, which only ever rounds towards less
-    privacy (see :mod:`skdp.accounting._pld`).
+    privacy (see ``skdp.accounting._pld``).
 
-    Dominating pairs used, per event (``h`` is the sensitivity under the
+    Dominating pairs used, per event (:math:`h` is the sensitivity under the
     neighbouring relation):
 
-    * :class:`GaussianEvent` ``(s)``: ``N(0, s^2)`` against ``N(1, s^2)``;
+    * :class:`GaussianEvent` with multiplier :math:`s`:
+      :math:`\mathcal{N}(0, s^2)` against :math:`\mathcal{N}(1, s^2)`;
       every Gaussian event of a composition is merged into one Gaussian
-      mechanism with multiplier ``(sum s_i**-2) ** -0.5``, which is exact.
-    * :class:`LaplaceEvent` ``(eps)``: ``Lap(0, 1)`` against ``Lap(eps, 1)``,
-      which also dominates vector releases of L1 sensitivity ``h``
-      (:func:`~skdp.accounting._pld.pld_laplace`).
+      mechanism with multiplier :math:`(\sum_i s_i^{-2})^{-1/2}`, which is
+      exact.
+    * :class:`LaplaceEvent` :math:`(\varepsilon)`:
+      :math:`\mathrm{Lap}(0, 1)` against :math:`\mathrm{Lap}(\varepsilon, 1)`,
+      which also dominates vector releases of L1 sensitivity :math:`h`
+      (``skdp.accounting._pld.pld_laplace``).
     * :class:`PureDPEvent` and :class:`ExponentialMechanismEvent`
-      ``(eps)``: randomised response, the pair that dominates every
-      ``eps``-DP mechanism (Kairouz, Oh & Viswanath 2015).
-    * :class:`PoissonSubsampledGaussianEvent` ``(q, s, steps)``: per step,
-      ``(1 - q) N(0, s^2) + q N(1, s^2)`` against ``(1 - q) N(0, s^2) + q
-      N(-1, s^2)`` when replacing one row (the row's contribution moves from
-      ``+C`` to ``-C``), or against ``N(0, s^2)`` in both directions under
-      add/remove (:func:`~skdp.accounting._pld.pld_poisson_subsampled_gaussian`);
-      ``q = 1`` is the Gaussian mechanism with multiplier ``s / 2``
-      (replace) or ``s`` (add/remove).
-    * :class:`ApproxDPEvent` ``(eps, delta)``: mass ``delta`` at ``+inf``
-      and randomised response otherwise.
+      :math:`(\varepsilon)`: randomised response, the pair that dominates
+      every :math:`\varepsilon`-DP mechanism (Kairouz, Oh & Viswanath 2015).
+    * :class:`PoissonSubsampledGaussianEvent` :math:`(q, s, \text{steps})`:
+      per step, :math:`(1 - q)\,\mathcal{N}(0, s^2) + q\,\mathcal{N}(1, s^2)`
+      against :math:`(1 - q)\,\mathcal{N}(0, s^2) + q\,\mathcal{N}(-1, s^2)`
+      when replacing one row (the row's contribution moves from :math:`+C`
+      to :math:`-C`), or against :math:`\mathcal{N}(0, s^2)` in both
+      directions under add/remove
+      (``skdp.accounting._pld.pld_poisson_subsampled_gaussian``);
+      :math:`q = 1` is the Gaussian mechanism with multiplier :math:`s / 2`
+      (replace) or :math:`s` (add/remove).
+    * :class:`ApproxDPEvent` :math:`(\varepsilon, \delta)`: mass
+      :math:`\delta` at :math:`+\infty` and randomised response otherwise.
     * :class:`RepeatedRandomStoppingEvent` with a truncated negative
       binomial law over pure events: randomised response at its pure
-      epsilon ``(2 + eta) eps``.
+      epsilon :math:`(2 + \eta)\,\varepsilon`.
     * :class:`ZCDPEvent` and other random stopping events have no PLD here:
       composing them raises ``TypeError`` (the default
       :class:`~skdp.accounting.PrivacyAccountant` then uses Renyi DP for the

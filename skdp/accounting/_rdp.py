@@ -254,7 +254,7 @@ def rdp_poisson_subsampled_gaussian(
     noise_multiplier: float,
     orders: OrdersLike = DEFAULT_ORDERS,
 ) -> np.ndarray:
-    """RDP curve of one step of the Poisson-subsampled Gaussian mechanism.
+    r"""RDP curve of one step of the Poisson-subsampled Gaussian mechanism.
 
     Parameters
     ----------
@@ -278,24 +278,33 @@ def rdp_poisson_subsampled_gaussian(
     Notes
     -----
     Neighbouring relation: add or remove one row. The mechanism sums the
-    contributions of a Poisson sample (each bounded by ``Δ`` in L2 norm) and
-    adds ``N(0, (σΔ)^2 I)``. Its RDP at order ``α`` is
-    ``log(A_α) / (α - 1)`` with ``A_α = E_{z~μ0}[(μ(z)/μ0(z))^α]``,
-    ``μ0 = N(0, σ²)``, ``μ = (1-q) μ0 + q N(1, σ²)``; [MTZ19]_ Section 3
-    shows this direction of the divergence dominates the reverse one.
+    contributions of a Poisson sample (each bounded by :math:`\Delta` in L2
+    norm) and adds :math:`\mathcal{N}(0, \sigma^2\Delta^2 I)`. Its RDP at
+    order :math:`\alpha` is :math:`\log(A_\alpha) / (\alpha - 1)` with
 
-    * Integer ``α``: the exact binomial expansion
-      ``A_α = Σ_k C(α,k) (1-q)^{α-k} q^k exp((k²-k)/(2σ²))``
-      ([MTZ19]_ Section 3.3), evaluated in log space as ``1 + Σ_{k>=2}`` with
-      ``expm1`` so that tiny ``q`` keeps full relative precision.
+    .. math::
+
+        A_\alpha = \mathbb{E}_{z \sim \mu_0}
+        \big[(\mu(z) / \mu_0(z))^\alpha\big],\quad
+        \mu_0 = \mathcal{N}(0, \sigma^2),\quad
+        \mu = (1 - q)\,\mu_0 + q\,\mathcal{N}(1, \sigma^2);
+
+    [MTZ19]_ Section 3 shows this direction of the divergence dominates the
+    reverse one.
+
+    * Integer :math:`\alpha`: the exact binomial expansion
+      :math:`A_\alpha = \sum_k \binom{\alpha}{k} (1-q)^{\alpha-k} q^k
+      \exp((k^2 - k) / (2\sigma^2))` ([MTZ19]_ Section 3.3), evaluated in
+      log space as :math:`1 + \sum_{k \ge 2}` with ``expm1`` so that tiny
+      :math:`q` keeps full relative precision.
     * Fractional ``α``: the two convergent series of [MTZ19]_ Section 3.3,
       with the alternating tail bounded explicitly so truncation can only
       increase the result. The value is then capped by the bound from the
-      neighbouring integer orders, valid because ``log A_α`` is convex in
-      ``α`` (Hölder's inequality) and ``A_1 = 1``.
+      neighbouring integer orders, valid because :math:`\log A_\alpha` is
+      convex in :math:`\alpha` (Hölder's inequality) and :math:`A_1 = 1`.
     * Every order is finally capped by the unsampled Gaussian
-      ``α / (2σ²)``: subsampling never increases the divergence (joint
-      convexity of ``exp((α-1) D_α)``).
+      :math:`\alpha / (2\sigma^2)`: subsampling never increases the
+      divergence (joint convexity of :math:`\exp((\alpha - 1) D_\alpha)`).
 
     A relative slack of 1e-12 on the moment sums covers rounding, so the
     curve is an upper bound on the exact one, never below it.
@@ -412,7 +421,7 @@ def rdp_poisson_subsampled_gaussian_replace_one(
 
 
 def rdp_pure_dp(epsilon: float, orders: OrdersLike = DEFAULT_ORDERS) -> np.ndarray:
-    """RDP curve implied by pure ε-differential privacy.
+    r"""RDP curve implied by pure ε-differential privacy.
 
     Parameters
     ----------
@@ -425,22 +434,26 @@ def rdp_pure_dp(epsilon: float, orders: OrdersLike = DEFAULT_ORDERS) -> np.ndarr
     -------
     rdp : ndarray of shape (n_orders,)
         The tight bound
-        ``log((e^{αε} + e^{-(α-1)ε}) / (1 + e^ε)) / (α - 1)``, which is never
-        above ``min(ε, α ε² / 2)``.
+        :math:`\frac{1}{\alpha - 1} \log \frac{e^{\alpha\varepsilon}
+        + e^{-(\alpha - 1)\varepsilon}}{1 + e^{\varepsilon}}`, which is
+        never above :math:`\min(\varepsilon, \alpha\varepsilon^2 / 2)`.
 
     Notes
     -----
-    Holds for any neighbouring relation under which the mechanism is ε-DP.
-    Any pair of distributions whose likelihood ratio lies in
-    ``[e^{-ε}, e^{ε}]`` is a post-processing of binary randomised response
-    with parameter ε ([KOV15]_: the privacy region of ε-DP is that of
-    randomised response), so by the data-processing inequality its Rényi
-    divergence is at most that of randomised response, which is the
-    expression above. This is the quantity bounded in the proof that ε-DP
-    implies ``ε²/2``-zCDP ([BS16]_ Proposition 1.4). The result is also
-    capped by ``min(ε, α ε²/2)`` (``D_α <= D_∞ = ε`` by monotonicity of the
-    Rényi divergence in α [Mir17]_, and [BS16]_ Proposition 1.4) to guard
-    against rounding.
+    Holds for any neighbouring relation under which the mechanism is
+    :math:`\varepsilon`-DP. Any pair of distributions whose likelihood
+    ratio lies in :math:`[e^{-\varepsilon}, e^{\varepsilon}]` is a
+    post-processing of binary randomised response with parameter
+    :math:`\varepsilon` ([KOV15]_: the privacy region of
+    :math:`\varepsilon`-DP is that of randomised response), so by the
+    data-processing inequality its Rényi divergence is at most that of
+    randomised response, which is the expression above. This is the
+    quantity bounded in the proof that :math:`\varepsilon`-DP implies
+    :math:`(\varepsilon^2/2)`-zCDP ([BS16]_ Proposition 1.4). The result is
+    also capped by :math:`\min(\varepsilon, \alpha\varepsilon^2/2)`
+    (:math:`D_\alpha \le D_\infty = \varepsilon` by monotonicity of the
+    Rényi divergence in :math:`\alpha` [Mir17]_, and [BS16]_
+    Proposition 1.4) to guard against rounding.
 
     Examples
     --------
@@ -463,38 +476,45 @@ def rdp_pure_dp(epsilon: float, orders: OrdersLike = DEFAULT_ORDERS) -> np.ndarr
 def rdp_exponential_mechanism(
     epsilon: float, orders: OrdersLike = DEFAULT_ORDERS
 ) -> np.ndarray:
-    """RDP curve of the exponential mechanism through bounded range.
+    r"""RDP curve of the exponential mechanism through bounded range.
 
     Parameters
     ----------
     epsilon : float
         Privacy parameter of the exponential mechanism in the standard
-        calibration: the candidate ``r`` is drawn with probability
-        proportional to ``exp(ε u(x, r) / (2Δ))``, where ``Δ`` bounds
-        ``|u(x, r) - u(x', r)|`` over neighbours ``x, x'`` and all ``r``.
+        calibration: the candidate :math:`r` is drawn with probability
+        proportional to :math:`\exp(\varepsilon u(x, r) / (2\Delta))`,
+        where :math:`\Delta` bounds :math:`|u(x, r) - u(x', r)|` over
+        neighbours :math:`x, x'` and all :math:`r`.
     orders : sequence of float, default=DEFAULT_ORDERS
         Rényi orders, each finite and greater than 1.
 
     Returns
     -------
     rdp : ndarray of shape (n_orders,)
-        ``min(rdp_pure_dp(ε), α ε² / 8)`` at each order.
+        ``min(rdp_pure_dp(epsilon), alpha * epsilon**2 / 8)`` at each order
+        :math:`\alpha`.
 
     Notes
     -----
     Assumptions, stated exactly: the mechanism samples with weights
-    ``exp(ε u / (2Δ))`` and ``Δ`` is the sensitivity of ``u`` for each fixed
-    candidate under the chosen neighbouring relation. Then for neighbours
-    the log-likelihood ratio of an output ``r`` is
-    ``ε (u(x,r) - u(x',r)) / (2Δ) - c`` with ``c`` independent of ``r``, so
-    its range over ``r`` is at most ε: the mechanism is ε-bounded-range
-    ([DR19]_). An ε-bounded-range mechanism satisfies ``(ε²/8)``-zCDP
-    ([CR21]_), i.e. ``(α, α ε²/8)``-RDP. It is also ε-DP, hence the minimum
-    with :func:`rdp_pure_dp`.
+    :math:`\exp(\varepsilon u / (2\Delta))` and :math:`\Delta` is the
+    sensitivity of :math:`u` for each fixed candidate under the chosen
+    neighbouring relation. Then for neighbours the log-likelihood ratio of an
+    output :math:`r` is
+    :math:`\varepsilon (u(x, r) - u(x', r)) / (2\Delta) - c` with :math:`c`
+    independent of :math:`r`, so its range over :math:`r` is at most
+    :math:`\varepsilon`: the mechanism is :math:`\varepsilon`-bounded-range
+    ([DR19]_). An :math:`\varepsilon`-bounded-range mechanism satisfies
+    :math:`(\varepsilon^2/8)`-zCDP ([CR21]_), i.e.
+    :math:`(\alpha, \alpha\varepsilon^2/8)`-RDP. It is also
+    :math:`\varepsilon`-DP, hence the minimum with :func:`rdp_pure_dp`.
 
-    Do not pass the ε of a mechanism calibrated as ``exp(ε u / Δ)`` (the
-    variant for monotone utilities): that mechanism is ε-DP but only
-    2ε-bounded-range, so pass ``2 ε`` in that case.
+    Do not pass the :math:`\varepsilon` of a mechanism calibrated as
+    :math:`\exp(\varepsilon u / \Delta)` (the variant for monotone
+    utilities): that mechanism is :math:`\varepsilon`-DP but only
+    :math:`2\varepsilon`-bounded-range, so pass ``2 * epsilon`` in that
+    case.
 
     Examples
     --------
@@ -601,7 +621,7 @@ def rdp_epsilon_floor(orders: OrdersLike, delta: float) -> float:
 def rdp_to_epsilon(
     rdp: OrdersLike, orders: OrdersLike, delta: float
 ) -> tuple[float, float]:
-    """Smallest ε that an RDP curve certifies at a given δ.
+    r"""Smallest ε that an RDP curve certifies at a given δ.
 
     Parameters
     ----------
@@ -625,13 +645,21 @@ def rdp_to_epsilon(
 
     Notes
     -----
-    A mechanism that is ``(α, r)``-RDP is ``(ε, δ)``-DP with
-    ``ε = r + log(1 - 1/α) - (log δ + log α) / (α - 1)``
+    A mechanism that is :math:`(\alpha, r)`-RDP is
+    :math:`(\varepsilon, \delta)`-DP with
+
+    .. math::
+
+        \varepsilon = r + \log(1 - 1/\alpha)
+        - \frac{\log\delta + \log\alpha}{\alpha - 1}
+
     ([CKS20]_ Proposition 12; also [ACGKN21]_ and [BBGHS20]_). This
-    improves on the classical ``r + log(1/δ) / (α - 1)`` ([Mir17]_
-    Proposition 3) by ``log(α/(α-1)) + log(α)/(α-1)``. Every order gives a
-    valid bound, so the minimum over orders is valid too. A curve that is
-    zero at some order means identical output distributions, hence ε = 0.
+    improves on the classical :math:`r + \log(1/\delta) / (\alpha - 1)`
+    ([Mir17]_ Proposition 3) by
+    :math:`\log(\alpha/(\alpha-1)) + \log(\alpha)/(\alpha-1)`. Every
+    order gives a valid bound, so the minimum over orders is valid too. A
+    curve that is zero at some order means identical output distributions,
+    hence :math:`\varepsilon = 0`.
 
     Examples
     --------
@@ -655,7 +683,7 @@ def rdp_to_epsilon(
 def rdp_to_delta(
     rdp: OrdersLike, orders: OrdersLike, epsilon: float
 ) -> tuple[float, float]:
-    """Smallest δ that an RDP curve certifies at a given ε.
+    r"""Smallest δ that an RDP curve certifies at a given ε.
 
     Parameters
     ----------
@@ -679,8 +707,8 @@ def rdp_to_delta(
     -----
     Inverts the conversion of :func:`rdp_to_epsilon` at each order
     ([CKS20]_ Proposition 12):
-    ``log δ = (α - 1) (r - ε + log(1 - 1/α)) - log α``, minimised over
-    orders and capped at 1.
+    :math:`\log\delta = (\alpha - 1)(r - \varepsilon + \log(1 - 1/\alpha))
+    - \log\alpha`, minimised over orders and capped at 1.
 
     Examples
     --------

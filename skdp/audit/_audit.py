@@ -164,7 +164,7 @@ def _check_scores(scores, name):
     prefer_skip_nested_validation=True,
 )
 def audit_scores(scores, neighbour_scores, *, delta=0.0, confidence=0.95):
-    """Lower-bound epsilon from a statistic's values on two neighbouring datasets.
+    r"""Lower-bound epsilon from a statistic's values on two neighbouring datasets.
 
     The statistical core of :func:`audit_epsilon`, for when the runs were
     made elsewhere. The runs must be independent; the first half of each
@@ -187,37 +187,43 @@ def audit_scores(scores, neighbour_scores, *, delta=0.0, confidence=0.95):
 
     Notes
     -----
-    **Test selection.** Every threshold ``t`` among the selection half's
-    values defines two events, ``S <= t`` and ``S > t``, and each can be
-    more likely under either dataset: four candidate tests per threshold.
-    The test with the largest bound on the selection half is kept, that
-    bound computed at the stricter level ``alpha / sqrt(n_candidates)`` so
+    **Test selection.** Every threshold :math:`t` among the selection half's
+    values defines two events, :math:`S \le t` and :math:`S > t`, and each
+    can be more likely under either dataset: four candidate tests per
+    threshold. The test with the largest bound on the selection half is
+    kept, that bound computed at the stricter level
+    :math:`\alpha / \sqrt{n_{\mathrm{candidates}}}` so
     that an extreme tail with a few lucky hits does not beat a
     well-supported event (the winner's curse). Because
     the evaluation half plays no part in the choice, the bound computed on it
     keeps its nominal confidence (Jagielski, Ullman & Oprea 2020, Section 3;
     Nasr, Song, Thakurta, Papernot & Carlini 2021, Section 4).
 
-    **Bound.** For the chosen event ``E`` with ``k_a`` of ``m`` evaluation
-    runs in ``E`` under the more likely dataset and ``k_b`` of ``m`` under
-    the other, let ``p_a`` be the one-sided Clopper-Pearson lower bound on
-    ``P[E | a]`` and ``p_b`` the upper bound on ``P[E | b]``, each at level
-    ``alpha = (1 - confidence) / 2``. If the mechanism is
-    ``(epsilon, delta)``-DP then ``P[E | a] <= exp(epsilon) P[E | b] +
-    delta`` (the definition, applied to the neighbours in either order), so
-    with probability at least ``confidence`` (union bound over the two
+    **Bound.** For the chosen event :math:`E` with :math:`k_a` of :math:`m`
+    evaluation runs in :math:`E` under the more likely dataset and
+    :math:`k_b` of :math:`m` under the other, let :math:`p_a` be the
+    one-sided Clopper-Pearson lower bound on :math:`P[E \mid a]` and
+    :math:`p_b` the upper bound on :math:`P[E \mid b]`, each at level
+    :math:`\alpha = (1 - \mathrm{confidence}) / 2`. If the mechanism is
+    :math:`(\varepsilon, \delta)`-DP then
+    :math:`P[E \mid a] \le e^{\varepsilon} P[E \mid b] + \delta` (the
+    definition, applied to the neighbours in either order), so with
+    probability at least ``confidence`` (union bound over the two
     intervals)
 
-    ``epsilon >= log((p_a - delta) / p_b)``.
+    .. math::
 
-    With ``E`` the complement of a distinguisher's rejection region this is
-    the bound ``log((1 - delta - FPR) / FNR)`` of Jagielski et al. (2020,
-    Algorithm 2) and Nasr et al. (2021, Theorem 1); both directions of the
-    test are covered by the four candidates. The bound is floored at 0.
+        \varepsilon \ge \log \frac{p_a - \delta}{p_b}.
 
-    With ``m`` evaluation runs the bound cannot exceed about
-    ``log(m / log(1 / alpha))`` (``k_b = 0``), so auditing a large epsilon
-    needs many runs.
+    With :math:`E` the complement of a distinguisher's rejection region this
+    is the bound :math:`\log((1 - \delta - \mathrm{FPR}) / \mathrm{FNR})` of
+    Jagielski et al. (2020, Algorithm 2) and Nasr et al. (2021, Theorem 1);
+    both directions of the test are covered by the four candidates. The
+    bound is floored at 0.
+
+    With :math:`m` evaluation runs the bound cannot exceed about
+    :math:`\log(m / \log(1 / \alpha))` (:math:`k_b = 0`), so auditing a
+    large epsilon needs many runs.
 
     References
     ----------

@@ -131,12 +131,12 @@ def _check_scale(scale: float, what: str) -> None:
 def plan_laplace(
     sensitivity, epsilon, size, *, label="", magnitude=None, integer=False
 ) -> NoisePlan:
-    """Plan the Laplace mechanism on ``size`` coordinates; epsilon-DP.
+    r"""Plan the Laplace mechanism on ``size`` coordinates; epsilon-DP.
 
     Parameters
     ----------
     sensitivity : float
-        L1 sensitivity ``Delta_1`` of the value, > 0.
+        L1 sensitivity :math:`\Delta_1` of the value, > 0.
     epsilon : float
         > 0.
     size : int
@@ -151,21 +151,22 @@ def plan_laplace(
         as always. ``None`` keeps the default grid (values beyond about
         ``2**18`` noise scales are then clipped).
     integer : bool, default=False
-        The values are integers (counts) and ``Delta_1`` is an integer: the
-        grid is the integers themselves, rounding is the identity and needs
-        no slack, and the noise is the two-sided geometric distribution of
-        scale ``Delta_1 / epsilon`` (Ghosh, Roughgarden & Sundararajan 2009).
-        Its expected absolute value, ``2 p / (1 - p**2)`` with
-        ``p = exp(-epsilon / Delta_1)``, is below the continuous Laplace's
-        ``Delta_1 / epsilon``.
+        The values are integers (counts) and :math:`\Delta_1` is an integer:
+        the grid is the integers themselves, rounding is the identity and
+        needs no slack, and the noise is the two-sided geometric distribution
+        of scale :math:`\Delta_1 / \varepsilon` (Ghosh, Roughgarden &
+        Sundararajan 2009). Its expected absolute value,
+        :math:`2p / (1 - p^2)` with :math:`p = e^{-\varepsilon / \Delta_1}`,
+        is below the continuous Laplace's :math:`\Delta_1 / \varepsilon`.
 
     Returns
     -------
     plan : NoisePlan
         ``kind="laplace"``, event ``LaplaceEvent(epsilon)``; ``scale`` is
-        ``(Delta_1 + size gamma) / (epsilon gamma)`` grid steps (see
-        :func:`laplace_mechanism`), or ``Delta_1 / epsilon`` with
-        ``gamma = 1`` when ``integer``.
+        :math:`(\Delta_1 + d\gamma) / (\varepsilon\gamma)` grid steps for
+        :math:`d` = ``size`` coordinates on a grid of spacing :math:`\gamma`
+        (see :func:`laplace_mechanism`), or :math:`\Delta_1 / \varepsilon`
+        with :math:`\gamma = 1` when ``integer``.
 
     Examples
     --------
@@ -206,7 +207,7 @@ def plan_laplace(
 def plan_gaussian(
     sensitivity, size, *, epsilon=None, delta=None, noise_multiplier=None, label=""
 ) -> NoisePlan:
-    """Plan the Gaussian mechanism on ``size`` coordinates.
+    r"""Plan the Gaussian mechanism on ``size`` coordinates.
 
     Give either ``epsilon`` and ``delta`` (analytic calibration, Balle &
     Wang 2018) or ``noise_multiplier``.
@@ -216,7 +217,9 @@ def plan_gaussian(
     plan : NoisePlan
         ``kind="gaussian"``, event ``GaussianEvent(noise_multiplier)``;
         ``scale`` is the discrete Gaussian's sigma in grid steps,
-        ``noise_multiplier (Delta_2 + sqrt(size) gamma) / gamma``.
+        :math:`s\,(\Delta_2 + \sqrt{d}\,\gamma) / \gamma` for the noise
+        multiplier :math:`s`, L2 sensitivity :math:`\Delta_2`, :math:`d` =
+        ``size`` coordinates and grid spacing :math:`\gamma`.
 
     Examples
     --------
@@ -368,15 +371,15 @@ def _finite_array(value) -> np.ndarray:
 
 
 def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, label=""):
-    """Release ``value`` with Laplace noise, epsilon-DP.
+    r"""Release ``value`` with Laplace noise, epsilon-DP.
 
     Parameters
     ----------
     value : float or array-like
         The exact answer (scalar or array).
     sensitivity : float
-        L1 sensitivity of ``value``: the largest ``sum |f(D) - f(D')|`` over
-        neighbouring datasets, > 0.
+        L1 sensitivity of ``value``: the largest
+        :math:`\sum_i |f(D)_i - f(D')_i|` over neighbouring datasets, > 0.
     epsilon : float
         Privacy parameter, > 0.
     random_state : None, int or Generator, default=None
@@ -396,17 +399,18 @@ def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, label="
     -----
     Dwork, McSherry, Nissim & Smith (2006), Theorem 1 / Dwork & Roth (2014),
     Theorem 3.6: adding noise with density proportional to
-    ``exp(-|z| epsilon / Delta_1)`` to each coordinate is epsilon-DP for L1
-    sensitivity ``Delta_1``, under any neighbouring relation for which
-    ``Delta_1`` bounds the change.
+    :math:`\exp(-|z|\,\varepsilon / \Delta_1)` to each coordinate is
+    :math:`\varepsilon`-DP for L1 sensitivity :math:`\Delta_1`, under any
+    neighbouring relation for which :math:`\Delta_1` bounds the change.
 
     Implemented as the discrete Laplace on a grid of spacing
-    ``gamma = 2**floor(log2(b) - 32)``, ``b = Delta_1 / epsilon``: the value is
-    rounded to the grid, which can increase the L1 distance between
-    neighbours' values by ``d * gamma``, so the discrete scale is
-    ``(Delta_1 + d gamma) / (epsilon gamma)`` grid steps (Canonne, Kamath &
-    Steinke 2020; Mironov 2012 for the attack this avoids). Entries beyond
-    ``2**50`` grid steps are clipped.
+    :math:`\gamma = 2^{\lfloor \log_2 b \rfloor - 32}`,
+    :math:`b = \Delta_1 / \varepsilon`: the value is rounded to the grid,
+    which can increase the L1 distance between neighbours' values by
+    :math:`d\gamma` for :math:`d` coordinates, so the discrete scale is
+    :math:`(\Delta_1 + d\gamma) / (\varepsilon\gamma)` grid steps
+    (Canonne, Kamath & Steinke 2020; Mironov 2012 for the attack this
+    avoids). Entries beyond :math:`2^{50}` grid steps are clipped.
 
     Examples
     --------
@@ -434,7 +438,7 @@ def gaussian_mechanism(
     random_state=None,
     label="",
 ):
-    """Release ``value`` with Gaussian noise, (epsilon, delta)-DP.
+    r"""Release ``value`` with Gaussian noise, (epsilon, delta)-DP.
 
     Give either ``epsilon`` and ``delta`` (analytic calibration) or
     ``noise_multiplier`` directly.
@@ -464,15 +468,24 @@ def gaussian_mechanism(
     Notes
     -----
     Balle & Wang (2018), Theorem 8 and Algorithm 1: noise of standard
-    deviation ``sigma = s * Delta_2`` is (epsilon, delta)-DP iff
-    ``Phi(1/(2s) - epsilon s) - exp(epsilon) Phi(-1/(2s) - epsilon s) <=
-    delta``; ``s`` is the smallest multiplier satisfying it, found by
-    bisection. Valid for every epsilon, unlike the classical
-    ``sqrt(2 ln(1.25/delta)) / epsilon`` (Dwork & Roth 2014, Theorem A.1).
+    deviation :math:`\sigma = s\,\Delta_2` (L2 sensitivity
+    :math:`\Delta_2`) is :math:`(\varepsilon, \delta)`-DP iff
 
-    Implemented as the discrete Gaussian on a grid of spacing ``gamma``
-    (Canonne, Kamath & Steinke 2020, Algorithm 3), calibrated to the L2
-    sensitivity plus the rounding slack ``sqrt(d) gamma``. The discrete
+    .. math::
+
+        \Phi\Big(\frac{1}{2s} - \varepsilon s\Big)
+        - e^{\varepsilon}\,\Phi\Big(-\frac{1}{2s} - \varepsilon s\Big)
+        \le \delta;
+
+    :math:`s` is the smallest multiplier satisfying it, found by bisection.
+    Valid for every :math:`\varepsilon`, unlike the classical
+    :math:`s = \sqrt{2 \ln(1.25/\delta)} / \varepsilon` (Dwork & Roth
+    2014, Theorem A.1, for :math:`\varepsilon < 1`).
+
+    Implemented as the discrete Gaussian on a grid of spacing
+    :math:`\gamma` (Canonne, Kamath & Steinke 2020, Algorithm 3), calibrated
+    to the L2 sensitivity plus the rounding slack :math:`\sqrt{d}\,\gamma`
+    for :math:`d` coordinates. The discrete
     Gaussian has the same zero-concentrated-DP guarantee as the continuous
     one (ibid., Theorem 4), hence the same Renyi-DP curve used by the
     accountant.
@@ -499,7 +512,7 @@ def gaussian_mechanism(
 
 
 def l2_vector_noise(dimension, sensitivity, epsilon, *, random_state=None, label=""):
-    """Draw b in R^d with density proportional to exp(-epsilon ||b||_2 / Delta_2).
+    r"""Draw b in R^d with density proportional to exp(-epsilon ||b||_2 / Delta_2).
 
     The noise vector of objective and output perturbation (Chaudhuri,
     Monteleoni & Sarwate 2011, Algorithms 1 and 2).
@@ -525,12 +538,15 @@ def l2_vector_noise(dimension, sensitivity, epsilon, *, random_state=None, label
 
     Notes
     -----
-    In polar form the norm ``||b||`` follows a Gamma distribution with shape
-    ``d`` and scale ``Delta_2 / epsilon`` and the direction is uniform on the
-    sphere (CMS 2011, Section 5, "Algorithm 1"). Adding ``b`` to a quantity
-    of L2 sensitivity ``Delta_2`` is epsilon-DP: the density ratio at any
-    point is at most ``exp(epsilon ||v - v'|| / Delta_2) <= exp(epsilon)``
-    by the triangle inequality. The norm is a sum of ``d`` secure
+    The density of :math:`b \in \mathbb{R}^d` is proportional to
+    :math:`\exp(-\varepsilon \|b\|_2 / \Delta_2)`. In polar form the norm
+    :math:`\|b\|_2` follows a Gamma distribution with shape :math:`d` and
+    scale :math:`\Delta_2 / \varepsilon` and the direction is uniform on
+    the sphere (CMS 2011, Section 5, "Algorithm 1"). Adding :math:`b` to a
+    quantity of L2 sensitivity :math:`\Delta_2` is
+    :math:`\varepsilon`-DP: the density ratio at any point is at most
+    :math:`\exp(\varepsilon \|v - v'\|_2 / \Delta_2) \le e^{\varepsilon}`
+    by the triangle inequality. The norm is a sum of :math:`d` secure
     exponentials; the direction a normalised vector of secure normals.
 
     Examples
@@ -545,7 +561,7 @@ def l2_vector_noise(dimension, sensitivity, epsilon, *, random_state=None, label
 
 
 def l2_vector_mechanism(value, sensitivity, epsilon, *, random_state=None, label=""):
-    """Release a vector with :func:`l2_vector_noise`, epsilon-DP.
+    r"""Release a vector with :func:`l2_vector_noise`, epsilon-DP.
 
     Parameters
     ----------
@@ -571,10 +587,11 @@ def l2_vector_mechanism(value, sensitivity, epsilon, *, random_state=None, label
     -----
     CMS 2011, Algorithm 1 (output perturbation) with the noise of
     :func:`l2_vector_noise`. The value is rounded to a grid of spacing
-    ``gamma = 2**floor(log2(Delta_2 / epsilon) - 32)`` first, which adds at
-    most ``sqrt(d) gamma`` to the L2 sensitivity the noise is calibrated to,
-    and the noisy vector is snapped to the same grid, so every input has the
-    same set of possible outputs.
+    :math:`\gamma = 2^{\lfloor \log_2(\Delta_2 / \varepsilon) \rfloor - 32}`
+    first, which adds at most :math:`\sqrt{d}\,\gamma` to the L2
+    sensitivity :math:`\Delta_2` the noise is calibrated to, and the noisy
+    vector is snapped to the same grid, so every input has the same set of
+    possible outputs.
 
     Examples
     --------

@@ -61,7 +61,7 @@ def _floor_scaled(scores: np.ndarray, bits: int, sensitivity: float) -> np.ndarr
 def exponential_mechanism(
     scores, sensitivity, epsilon, *, monotonic=False, random_state=None, label=""
 ):
-    """Select an index with probability increasing in its score, epsilon-DP.
+    r"""Select an index with probability increasing in its score, epsilon-DP.
 
     Parameters
     ----------
@@ -69,7 +69,7 @@ def exponential_mechanism(
         Utility of each candidate; higher is better. Must be finite.
     sensitivity : float
         The largest change of any single score between neighbouring datasets,
-        ``Delta_u``, > 0.
+        :math:`\Delta_u`, > 0.
     epsilon : float
         > 0.
     monotonic : bool, default=False
@@ -92,28 +92,30 @@ def exponential_mechanism(
     Notes
     -----
     McSherry & Talwar (2007), Theorem 6 (Dwork & Roth 2014, Theorem 3.10):
-    sampling ``i`` with probability proportional to
-    ``exp(epsilon * u_i / (2 Delta_u))`` is epsilon-DP; with monotonic
-    scores ``exp(epsilon * u_i / Delta_u)`` is.
+    sampling :math:`i` with probability proportional to
+    :math:`\exp(\varepsilon u_i / (2 \Delta_u))` is :math:`\varepsilon`-DP;
+    with monotonic scores :math:`\exp(\varepsilon u_i / \Delta_u)` is.
 
     The sample is drawn exactly, with no floating-point weights. The scores
-    are quantised to the public grid ``g = Delta_u 2**-k`` (``k`` from
-    epsilon, with ``g`` at most ``2**-20`` of the noise scale
-    ``Delta_u / epsilon``): ``v_i = floor(u_i / g)``, computed exactly from
-    the floats' binary representation. Since ``u_i`` moves by at most
-    ``Delta_u = 2**k g`` between neighbours and ``2**k`` is an integer,
-    ``v_i`` moves by at most ``2**k`` steps: the quantised scores have the
-    same sensitivity, in grid steps (and, the floor being monotone, move in
-    the same direction when the scores do). The rate per step,
-    ``epsilon / (factor 2**k)``, is rounded down to ``1 / L`` with the
-    integer ``L = ceil(factor 2**k / epsilon)`` (a relative change of
-    ``2**-20`` at most), so the mechanism is ``factor 2**k / L``-DP, at most
-    epsilon, the value charged. Index ``i``
-    is then drawn with probability proportional to
-    ``exp(-(max_j v_j - v_i) / L)`` by rejection (uniform proposals
-    accepted with exact Bernoulli(``exp(-gamma)``) draws for rational
-    ``gamma``, Canonne, Kamath & Steinke 2020, Algorithm 1; see
-    :func:`~skdp.utils._random.sample_exp_weights`). Every candidate keeps a
+    are quantised to the public grid :math:`g = \Delta_u 2^{-k}` (:math:`k`
+    from epsilon, with :math:`g` at most :math:`2^{-20}` of the noise scale
+    :math:`\Delta_u / \varepsilon`): :math:`v_i = \lfloor u_i / g \rfloor`,
+    computed exactly from the floats' binary representation. Since
+    :math:`u_i` moves by at most :math:`\Delta_u = 2^k g` between
+    neighbours and :math:`2^k` is an integer, :math:`v_i` moves by at most
+    :math:`2^k` steps: the quantised scores have the same sensitivity, in
+    grid steps (and, the floor being monotone, move in the same direction
+    when the scores do). With :math:`c` the factor (2, or 1 for monotonic
+    scores), the rate per step, :math:`\varepsilon / (c\,2^k)`, is rounded
+    down to :math:`1 / L` with the integer
+    :math:`L = \lceil c\,2^k / \varepsilon \rceil` (a relative change of
+    :math:`2^{-20}` at most), so the mechanism is
+    :math:`(c\,2^k / L)`-DP, at most :math:`\varepsilon`, the value
+    charged. Index :math:`i` is then drawn with probability proportional to
+    :math:`\exp(-(\max_j v_j - v_i) / L)` by rejection (uniform proposals
+    accepted with exact Bernoulli(:math:`e^{-\gamma}`) draws for rational
+    :math:`\gamma`, Canonne, Kamath & Steinke 2020, Algorithm 1; see
+    ``skdp.utils._random.sample_exp_weights``). Every candidate keeps a
     positive probability, however low its score, which the pure guarantee
     needs; the Gumbel-max draw used before had bounded float noise and could
     not select a candidate about 38 below the best in exponent.

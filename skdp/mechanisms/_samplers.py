@@ -170,7 +170,7 @@ def _py_discrete_laplace(t: int, s: int, source: RandomSource) -> int:
 
 
 def sample_discrete_laplace(scale: float, size, source: RandomSource) -> np.ndarray:
-    """Exact draws with ``P(z)`` proportional to ``exp(-|z| / scale)`` on the integers.
+    r"""Exact draws with ``P(z)`` proportional to ``exp(-|z| / scale)`` on the integers.
 
     Parameters
     ----------
@@ -185,26 +185,27 @@ def sample_discrete_laplace(scale: float, size, source: RandomSource) -> np.ndar
     Returns
     -------
     draws : ndarray of float64
-        Exact integers (draws beyond ``2**53`` in magnitude, which have
-        probability below ``exp(-2**53 / b)``, are rounded to the nearest
-        float).
+        Exact integers (draws beyond :math:`2^{53}` in magnitude, which have
+        probability below :math:`\exp(-2^{53} / b)`, are rounded to the
+        nearest float).
 
     Notes
     -----
     Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for
     Differential Privacy", Algorithm 2 (with Algorithm 1 for the
-    Bernoulli(``exp(-gamma)``) draws), for the rational scale
-    ``b = t / s``: the float ``scale`` is the dyadic rational it holds,
-    ``fractions.Fraction(scale)``, used as is except when its denominator
-    reaches ``2**62`` (scales below about ``2**-10``); then it is rounded up
-    to the next multiple of ``2**-61`` (a relative increase below
-    ``2**-61 / scale``, ``2**-51`` at ``2**-10``), which can only add
-    noise. The sampler uses only uniform random integers and
-    integer arithmetic: every integer has exactly its probability, with no
-    truncated tail. Earlier versions took the difference of two
-    ``floor(b E)`` with ``E`` a floating-point exponential, which could not
-    exceed about ``38 b``. Elements whose arithmetic would overflow int64
-    (``U + t V >= 2**62``) are finished with Python integers; scales of
+    Bernoulli(:math:`e^{-\gamma}`) draws): :math:`P(z) \propto e^{-|z|/b}`
+    on the integers, for the rational scale :math:`b = t / s`. The float
+    ``scale`` is the dyadic rational it holds, ``fractions.Fraction(scale)``,
+    used as is except when its denominator reaches :math:`2^{62}` (scales
+    below about :math:`2^{-10}`); then it is rounded up to the next multiple
+    of :math:`2^{-61}` (a relative increase below :math:`2^{-61} / b`,
+    :math:`2^{-51}` at :math:`2^{-10}`), which can only add noise. The
+    sampler uses only uniform random integers and integer arithmetic: every
+    integer has exactly its probability, with no truncated tail. Earlier
+    versions took the difference of two :math:`\lfloor bE \rfloor` with
+    :math:`E` a floating-point exponential, which could not exceed about
+    :math:`38 b`. Elements whose arithmetic would overflow int64
+    (:math:`U + tV \ge 2^{62}`) are finished with Python integers; scales of
     ``2**62`` or more run entirely with Python integers (slowly), as do
     calls for at most 8 draws (faster than numpy there).
 
@@ -299,7 +300,7 @@ def _py_discrete_gaussian(t: int, p: int, q: int, source: RandomSource) -> int:
 
 
 def sample_discrete_gaussian(sigma: float, size, source: RandomSource) -> np.ndarray:
-    """Exact draws with ``P(z)`` proportional to ``exp(-z**2 / (2 sigma**2))``.
+    r"""Exact draws with ``P(z)`` proportional to ``exp(-z**2 / (2 sigma**2))``.
 
     Parameters
     ----------
@@ -321,16 +322,19 @@ def sample_discrete_gaussian(sigma: float, size, source: RandomSource) -> np.nda
     Notes
     -----
     Canonne, Kamath & Steinke (2020), "The Discrete Gaussian for
-    Differential Privacy", Algorithm 3: ``Y`` from the discrete Laplace with
-    scale ``t = floor(sigma) + 1`` (Algorithm 2) is accepted with probability
-    ``exp(-(|Y| - sigma**2/t)**2 / (2 sigma**2))``, which leaves ``P(Y = y)``
-    proportional to ``exp(-y**2 / (2 sigma**2))``. The acceptance is an
-    exact Bernoulli draw (Algorithm 1), not a floating-point comparison:
-    with ``sigma**2 / t = p / q`` it is Bernoulli(``exp(-m**2 / (2 p t
-    q))``) for the integer ``m = | |Y| q - p |``, drawn without forming
-    ``m**2`` (which overflows int64 at ``sigma`` near ``2**32``) by splitting
+    Differential Privacy", Algorithm 3: :math:`Y` from the discrete Laplace
+    with scale :math:`t = \lfloor\sigma\rfloor + 1` (Algorithm 2) is
+    accepted with probability
+    :math:`\exp(-(|Y| - \sigma^2/t)^2 / (2\sigma^2))`, which leaves
+    :math:`P(Y = y)` proportional to :math:`\exp(-y^2 / (2\sigma^2))`. The
+    acceptance is an exact Bernoulli draw (Algorithm 1), not a
+    floating-point comparison: with :math:`\sigma^2 / t = p / q` it is
+    Bernoulli(:math:`\exp(-m^2 / (2ptq))`) for the integer
+    :math:`m = \big|\,|Y| q - p\,\big|`, drawn without forming
+    :math:`m^2` (which overflows int64 at :math:`\sigma` near
+    :math:`2^{32}`) by splitting
     the exponent into pieces that are products of two ratios below 1 (see
-    :func:`_bernoulli_exp_neg_square`). Only uniform random integers are
+    ``_bernoulli_exp_neg_square``). Only uniform random integers are
     used; every integer has exactly its probability, with no truncation.
 
     Conservative rounding: ``sigma**2`` is rounded up to the rational

@@ -237,37 +237,50 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
 
     Notes
     -----
-    **Guarantee.** ``(epsilon, delta)``-DP for neighbouring datasets that
-    differ by replacing one row (features and label), under these
-    assumptions: each trial is ``estimator`` trained with DP at
+    **Guarantee.** :math:`(\\varepsilon, \\delta)`-DP for neighbouring
+    datasets that differ by replacing one row (features and label), under
+    these assumptions: each trial is ``estimator`` trained with DP at
     ``trial_epsilon_`` on the training part (its own theorem) followed by
     the validation score with Laplace noise of scale
-    ``1 / (n_validation * score_epsilon_)`` (a row changes the mean of
-    per-row scores in [0, 1] by at most ``1 / n_validation``); trials are
+    :math:`1 / (n_{\\mathrm{val}}\\,\\varepsilon_{\\mathrm{score}})`, with
+    :math:`n_{\\mathrm{val}}` the validation rows and
+    :math:`\\varepsilon_{\\mathrm{score}}` = ``score_epsilon_`` (a row
+    changes the mean of per-row scores in [0, 1] by at most
+    :math:`1 / n_{\\mathrm{val}}`); trials are
     independent (fresh noise, candidates drawn independently from the
     public distributions, a split that is the same for all trials and
     independent of the data); the number of trials is secret; only the
     best trial is released.
 
-    One trial is the composition ``Q`` of its training event and its
-    Laplace event, with Renyi-DP curve ``eps(lambda)``. With ``K``
-    truncated negative binomial of shape ``eta`` and parameter ``gamma``,
-    releasing the best of ``K`` runs of ``Q`` is ``(lambda, eps')``-RDP
-    with ``eps' = eps(lambda) + (1 + eta) ((1 - 1/lambda_hat)
-    eps(lambda_hat) + log(1/gamma) / lambda_hat) + log(E[K]) / (lambda -
-    1)`` for any ``lambda_hat >= 1`` (Papernot & Steinke 2022, Theorem 2);
-    with ``K`` Poisson of mean ``mu``, ``eps' = eps(lambda) + mu delta_hat
-    + log(mu) / (lambda - 1)`` where ``Q`` is ``(eps_hat, delta_hat)``-DP
-    with ``exp(eps_hat) <= 1 + 1/(lambda - 1)`` (Theorem 6). The curve is
-    converted to ``(epsilon, delta)`` with the improved conversion of
-    Canonne, Kamath & Steinke (2020), Proposition 12. When the trials are
-    pure ``eps``-DP and the law truncated negative binomial, the search is
-    also ``(2 + eta) eps``-DP (the limit of Theorem 2 as both orders grow;
-    Liu & Talwar's ``3 eps`` for the geometric law), and the accountant uses
-    whichever is smaller. ``trial_epsilon_`` is
-    set so that the result is at most, and within a relative 1e-4 of,
-    ``epsilon``. For pure-DP trials the search thus costs ``2 + eta``
-    trials, whatever ``mean_trials``.
+    One trial is the composition :math:`Q` of its training event and its
+    Laplace event, with Renyi-DP curve :math:`\\varepsilon(\\lambda)`. With
+    :math:`K` truncated negative binomial of shape :math:`\\eta` and
+    parameter :math:`\\gamma`, releasing the best of :math:`K` runs of
+    :math:`Q` is :math:`(\\lambda, \\varepsilon')`-RDP with
+
+    .. math::
+
+        \\varepsilon' = \\varepsilon(\\lambda)
+        + (1 + \\eta)\\Big(\\big(1 - \\tfrac{1}{\\hat\\lambda}\\big)
+        \\varepsilon(\\hat\\lambda) + \\frac{\\log(1/\\gamma)}{\\hat\\lambda}\\Big)
+        + \\frac{\\log \\mathbb{E}[K]}{\\lambda - 1}
+
+    for any :math:`\\hat\\lambda \\ge 1` (Papernot & Steinke 2022,
+    Theorem 2); with :math:`K` Poisson of mean :math:`\\mu`,
+    :math:`\\varepsilon' = \\varepsilon(\\lambda) + \\mu\\hat\\delta
+    + \\log(\\mu) / (\\lambda - 1)` where :math:`Q` is
+    :math:`(\\hat\\varepsilon, \\hat\\delta)`-DP with
+    :math:`e^{\\hat\\varepsilon} \\le 1 + 1/(\\lambda - 1)` (Theorem 6). The
+    curve is converted to :math:`(\\varepsilon, \\delta)` with the improved
+    conversion of Canonne, Kamath & Steinke (2020), Proposition 12. When the
+    trials are pure :math:`\\varepsilon_t`-DP and the law truncated negative
+    binomial, the search is also :math:`(2 + \\eta)\\,\\varepsilon_t`-DP (the
+    limit of Theorem 2 as both orders grow; Liu & Talwar's
+    :math:`3\\varepsilon_t` for the geometric law), and the accountant uses
+    whichever is smaller. ``trial_epsilon_`` is set so that the result is
+    at most, and within a relative 1e-4 of, ``epsilon``. For pure-DP trials
+    the search thus costs :math:`2 + \\eta` trials, whatever
+    ``mean_trials``.
 
     **What is and is not released.** The best trial's model, parameters and
     noisy score. The number of trials, the other trials' parameters and

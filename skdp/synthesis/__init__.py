@@ -1,6 +1,6 @@
 """Differentially private synthetic data.
 
-:class:`PMWSynthesizer` learns a private model of a table with private
+:class:`~skdp.PMWSynthesizer` learns a private model of a table with private
 multiplicative weights (MWEM) and draws synthetic rows from it;
 :class:`SyntheticDataClassifier` trains any classifier on synthetic rows of
 the features and the label; :func:`marginal_errors` compares a synthetic

@@ -76,7 +76,7 @@ def marginal_errors(
         fewer than three).
     categories : dict, list or None, default=None
         Values of categorical columns, as for
-        :class:`~skdp.synthesis.PMWSynthesizer`. A value outside them is
+        :class:`~skdp.PMWSynthesizer`. A value outside them is
         counted in the first category, as the synthesizer does. Columns
         with neither ``categories`` nor ``bounds`` take as values the
         distinct values found in either table.

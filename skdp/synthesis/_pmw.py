@@ -185,21 +185,24 @@ class PMWSynthesizer(
 
     Notes
     -----
-    **Guarantee.** One fit is ``(epsilon, delta)``-DP (``noise="gaussian"``)
-    or ``epsilon``-DP (``noise="laplace"``) under *replace-one-row*
-    neighbouring, the number of rows ``n`` being public. Everything the
-    model, samples and ``marginal`` reveal is post-processing of the
-    measurements.
+    **Guarantee.** One fit is :math:`(\\varepsilon, \\delta)`-DP
+    (``noise="gaussian"``) or :math:`\\varepsilon`-DP (``noise="laplace"``)
+    under *replace-one-row* neighbouring, the number of rows :math:`n` being
+    public. Everything the model, samples and ``marginal`` reveal is
+    post-processing of the measurements.
 
-    **Sensitivities.** Answers are fractions of ``n``. One counting query
-    ``q: X -> [0, 1]`` moves by at most ``1/n``; a marginal table moves by
-    at most ``2/n`` in L1 and ``sqrt(2)/n`` in L2 (one row leaves a cell and
-    enters another). The selection score of a marginal ``C`` is
-    ``||M_C(data) - M_C(model)||_1 - E||noise_C||_1`` (the second term is
-    public, as in AIM, McKenna et al. 2022), sensitivity ``2/n``; that of a
-    query ``|q(data) - q(model)|``, sensitivity ``1/n``. The exponential
-    mechanism samples with weights ``exp(eps_sel * score / (2 * 2/n))``
-    (McSherry & Talwar 2007, Theorem 6). Which marginals are offered
+    **Sensitivities.** Answers are fractions of :math:`n`. One counting
+    query :math:`q: \\mathcal{X} \\to [0, 1]` moves by at most :math:`1/n`; a
+    marginal table moves by at most :math:`2/n` in L1 and
+    :math:`\\sqrt{2}/n` in L2 (one row leaves a cell and enters another). The
+    selection score of a marginal :math:`C` is
+    :math:`\\|M_C(\\mathrm{data}) - M_C(\\mathrm{model})\\|_1
+    - \\mathbb{E}\\|\\mathrm{noise}_C\\|_1` (the second term is public, as in
+    AIM, McKenna et al. 2022), sensitivity :math:`2/n`; that of a query
+    :math:`|q(\\mathrm{data}) - q(\\mathrm{model})|`, sensitivity :math:`1/n`.
+    The exponential mechanism samples with weights
+    :math:`\\exp(\\varepsilon_{\\mathrm{sel}} \\cdot \\mathrm{score} /
+    (2 \\cdot 2/n))` (McSherry & Talwar 2007, Theorem 6). Which marginals are offered
     depends on public values only: those whose expected noise exceeds 2
     (the largest possible L1 error) and those that would grow the model
     past ``max_model_size`` are left out.
@@ -208,13 +211,15 @@ class PMWSynthesizer(
     marginals are measured first (marginal workloads) to initialise the
     model; then each round selects and measures once. Every initial
     measurement and every round get the same unit: with Gaussian noise a
-    zCDP amount ``rho_r``, 10% of which selects (``eps_sel =
-    sqrt(8 * 0.1 * rho_r)``, the exponential mechanism being
-    ``eps_sel**2 / 8``-zCDP through bounded range, Cesar & Rogers 2021) and
-    90% measures (noise multiplier ``1 / sqrt(2 * 0.9 * rho_r)``); with
-    Laplace noise an epsilon ``eps_r`` split evenly (MWEM). ``rho_r`` is
+    zCDP amount :math:`\\rho_r`, 10% of which selects
+    (:math:`\\varepsilon_{\\mathrm{sel}} = \\sqrt{8 \\cdot 0.1\\,\\rho_r}`, the
+    exponential mechanism being
+    :math:`(\\varepsilon_{\\mathrm{sel}}^2 / 8)`-zCDP through bounded range,
+    Cesar & Rogers 2021) and 90% measures (noise multiplier
+    :math:`1 / \\sqrt{2 \\cdot 0.9\\,\\rho_r}`); with Laplace noise an
+    epsilon :math:`\\varepsilon_r` split evenly (MWEM). :math:`\\rho_r` is
     the largest value whose composition, by the Renyi-DP accountant, is
-    within ``(epsilon, delta)``. The fit charges one
+    within :math:`(\\varepsilon, \\delta)`. The fit charges one
     :class:`~skdp.accounting.ComposedEvent` of all of these, before any
     noisy value is computed.
 

@@ -43,7 +43,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
     """Train any scikit-learn classifier on private synthetic data.
 
     ``fit(X, y)`` learns a private model of the *joint* table of the
-    features and the label with :class:`PMWSynthesizer` (the label being one
+    features and the label with :class:`~skdp.PMWSynthesizer` (the label being one
     more categorical column), draws ``n_samples`` synthetic rows from it and
     fits a clone of ``estimator`` on them. ``predict``, ``predict_proba``
     and ``score`` apply that fitted estimator to real data. This is the
@@ -73,13 +73,13 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         the declared classes are refused before the charge.
     categories : dict, list or None, default=None
         Public categories of the categorical columns of ``X``, as for
-        :class:`PMWSynthesizer`.
+        :class:`~skdp.PMWSynthesizer`.
     bounds : dict, list, tuple or None, default=None
         Public ``(low, high)`` of the numeric columns of ``X``, as for
-        :class:`PMWSynthesizer`; ``None`` reads them from the data with a
+        :class:`~skdp.PMWSynthesizer`; ``None`` reads them from the data with a
         :class:`~skdp.exceptions.PrivacyLeakWarning`.
     n_bins : int, default=5
-        Bins of each numeric column. Coarser than :class:`PMWSynthesizer`'s
+        Bins of each numeric column. Coarser than :class:`~skdp.PMWSynthesizer`'s
         10 because every bin is crossed with every class, so each cell holds
         fewer rows and the noise weighs more; raise it when there are many
         rows per class (at epsilon=1 on 300 rows, 10 bins made the
@@ -87,7 +87,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         0.83 for half the seeds, 5 bins for none of 8).
     missing_values : {"error", "category"}, dict or list, default="error"
         Which columns of ``X`` may hold missing values, as for
-        :class:`PMWSynthesizer` (public schema). The synthetic rows then hold
+        :class:`~skdp.PMWSynthesizer` (public schema). The synthetic rows then hold
         NaN or None; ``estimator`` must accept them (e.g. a ``Pipeline``
         with a ``SimpleImputer``, or ``HistGradientBoostingClassifier``).
     workload : {"label", "all"}, default="label"
@@ -96,18 +96,18 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         of two features with the label (the 3-way ones while there are at
         most 1000 marginals in all), which is what a classifier needs.
         ``"all"``: every 2- and 3-way marginal of the joint table, as
-        :class:`PMWSynthesizer` does by default.
+        :class:`~skdp.PMWSynthesizer` does by default.
     n_rounds : int or None, default=None
         Rounds of the synthesizer after its initial measurements. ``None``:
         ``n_features`` with ``workload="label"``, else as for
-        :class:`PMWSynthesizer`.
+        :class:`~skdp.PMWSynthesizer`.
     n_samples : int or None, default=None
         Synthetic rows the estimator is trained on (public). ``None``: as
         many as the training rows, and at least 10,000: more rows make the
         estimator follow the synthetic distribution more closely, at no
         privacy cost (post-processing).
     max_model_size : int, default=1_000_000
-        Cap on the synthesizer's model size, as for :class:`PMWSynthesizer`.
+        Cap on the synthesizer's model size, as for :class:`~skdp.PMWSynthesizer`.
     random_state : None, int, numpy Generator or RandomState, default=None
         ``None`` draws the privacy noise from the OS CSPRNG: the only choice
         for a release. A seed makes fits reproducible and is **for testing
@@ -142,7 +142,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
 
     See Also
     --------
-    PMWSynthesizer : The synthesizer.
+    skdp.PMWSynthesizer : The synthesizer.
     skdp.linear_model.DPLogisticRegression : A private linear classifier
         trained on the real data directly.
 
@@ -158,7 +158,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
     or ``epsilon``-DP (``noise="laplace"``) under replace-one-row
     neighbouring, the number of rows being public: the synthesizer is the
     only step that reads the data (its guarantee, sensitivities and budget
-    split are those of :class:`PMWSynthesizer`, on a table of
+    split are those of :class:`~skdp.PMWSynthesizer`, on a table of
     ``n_features + 1`` columns, the label a categorical column with the
     public ``classes``). Sampling the rows, fitting ``estimator``, the
     fallback and everything ``predict`` computes are post-processing of

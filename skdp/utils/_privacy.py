@@ -43,7 +43,7 @@ def user_stacklevel(extra_library_dirs: tuple[str, ...] = ()) -> int:
 
 
 def warn_data_derived(what: str, leaked: str, fix: str, *, stacklevel=None) -> None:
-    """Emit a :class:`PrivacyLeakWarning` for a bound read from the data.
+    """Emit a :class:`~skdp.PrivacyLeakWarning` for a bound read from the data.
 
     The warning points at the user's line (the first frame outside skdp and
     scikit-learn) unless ``stacklevel`` is given.

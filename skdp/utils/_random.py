@@ -183,7 +183,7 @@ class RandomSource:
         """Standard exponential variates with unbounded support.
 
         ``E = K + F``: the integer part ``K`` with ``P(K >= k) = e**-k``,
-        drawn exactly by :func:`geometric_exp_neg_one` (no cap), and the
+        drawn exactly by ``geometric_exp_neg_one`` (no cap), and the
         fractional part ``F`` with density proportional to ``e**-f`` on
         ``[0, 1)``, by inversion of a uniform from :meth:`uniform`. ``K`` and
         ``F`` are independent, as the integer and fractional parts of an
@@ -258,7 +258,7 @@ class RandomSource:
         has weight zero. The name is kept from the Gumbel-max trick this
         method used to implement, whose floating-point Gumbel noise was
         bounded (so very unlikely indices were impossible); it now calls the
-        exact rejection sampler :func:`sample_exp_weights`. That is fast
+        exact rejection sampler ``sample_exp_weights``. That is fast
         while the differences ``max(logits) - logits[i]`` fit in 61 bits
         with a common binary denominator below ``2**62``; other logits take
         an exact but slow Python-integer path.
