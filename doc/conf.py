@@ -92,42 +92,6 @@ THIRD_PARTY_PACKAGES = (
 nitpick_ignore_regex = [
     (r"py:.*", rf"({'|'.join(THIRD_PARTY_PACKAGES)})(\..+)?"),
 ]
-# TEMPORARY (issue 16), to be emptied when the branches below are merged:
-# references that do not resolve yet, in files other engineers were editing
-# while these docs were fixed, and module references that resolve once
-# doc/api.rst's ``automodule`` directives lose ``:no-index:``.
-nitpick_ignore = [
-    # doc/api.rst: module targets (``:no-index:`` on every automodule).
-    ("py:mod", "skdp"),
-    ("py:mod", "skdp.accounting"),
-    ("py:mod", "skdp.audit"),
-    ("py:mod", "skdp.base"),
-    ("py:mod", "skdp.mechanisms"),
-    ("py:mod", "skdp.preprocessing"),
-    ("py:mod", "skdp.tools"),
-    # skdp/cluster/_kmeans.py
-    ("py:func", "count_sum_split"),
-    # skdp/linear_model/_linear.py, _svm.py, _logistic.py
-    ("py:func", "skdp.linear_model._adassp.plan_adassp"),
-    ("py:mod", "skdp.linear_model._losses"),
-    ("py:func", "skdp.linear_model._dpsgd.default_learning_rate"),
-    ("py:class", "skdp.linear_model._losses.HuberHingeLoss"),
-    ("py:func", "skdp.linear_model._objective.gaussian_objective_sigma"),
-    ("py:func", "skdp.linear_model._objective.objective_noise_scale"),
-    ("py:func", "skdp.linear_model._output.output_perturbation"),
-    ("py:func", "skdp.linear_model._newton.plan_solver"),
-    ("py:func", "skdp.linear_model._newton.solve"),
-    ("py:func", "skdp.linear_model._objective.plan_objective"),
-    ("py:meth", "privacy_plan"),
-    # skdp/mechanisms/_quantile.py
-    ("py:class", "ExponentialMechanismEvent"),
-    ("py:class", "SelfComposedEvent"),
-    ("py:func", "skdp.utils._random.sample_exp_weights"),
-    # skdp/naive_bayes/_gaussian.py
-    ("py:func", "epsilon_shares"),
-    # skdp/preprocessing/_data.py, skdp/tools/_statistics.py
-    ("py:mod", "skdp.tools._moments"),
-]
 
 # -- Gallery ------------------------------------------------------------------
 # Examples run while the docs build, at full size (the test suite runs them

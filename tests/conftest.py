@@ -26,6 +26,33 @@ SLOW_MODULES = {
     "parallel/test_parallel_grid.py",
     "accounting/test_pld_crosscheck.py",
     "accounting/test_dpsgd_claims.py",
+    "audit/test_audit_tool.py",
+}
+
+# Single tests of several seconds each in otherwise quick modules (audits
+# over many fits, process-level ledger tests, fine calibration grids).
+SLOW_TESTS = {
+    "test_audit_finds_no_violation",
+    "test_solver_residual_audit",
+    "test_fine_bins_fit",
+    "test_dataframes_with_missing_values",
+    "test_noise_cap_binds_at_small_epsilon_only",
+    "test_explicit_values_override_the_defaults",
+    "test_forked_child_spends_into_the_parent_or_refuses",
+    "test_temporary_ledger_is_removed_when_its_process_exits",
+    "test_replace_one_pair_dominates_other_replacements_in_the_plane",
+    "test_laplace_dominates_vector_releases_of_the_same_l1_sensitivity",
+    "test_calibration_meets_target_and_is_tight",
+    "test_calibration_recovers_known_sigma",
+    "test_noise_multiplier_meets_the_target_within_the_tolerance",
+    "test_the_coarse_search_does_not_decide_the_result",
+    "test_unreachable_targets_raise",
+    "test_softmax_objective_privacy_loss_is_at_most_epsilon",
+    "test_grid_search_over_epsilon_and_alpha_shares_the_budget",
+    "test_number_of_trials_follows_the_law",
+    "test_many_declared_categories_plan_their_memory",
+    "test_memory_of_the_model_and_marginals_is_planned",
+    "test_readme_ten_lines_run_a_fully_private_pipeline",
 }
 
 
@@ -36,5 +63,6 @@ def pytest_collection_modifyitems(config, items):
             relative = Path(item.path).resolve().relative_to(_TESTS).as_posix()
         except ValueError:  # doctests of the package: fast
             continue
-        if relative in SLOW_MODULES:
+        name = getattr(item, "originalname", item.name)
+        if relative in SLOW_MODULES or name in SLOW_TESTS:
             item.add_marker(slow)

@@ -78,6 +78,11 @@ def _fitted_arrays(estimator):
     for name, value in vars(estimator).items():
         if name.endswith("_") and not name.startswith("_"):
             arr = np.asarray(value) if not callable(value) else None
+            if arr is not None and arr.dtype.kind == "O" and arr.ndim == 1:
+                try:  # one array per feature (bin edges)
+                    arr = np.concatenate([np.ravel(a) for a in arr]).astype(float)
+                except (TypeError, ValueError):
+                    continue
             if arr is not None and arr.dtype.kind == "f":
                 out[name] = arr
     return out
@@ -89,7 +94,9 @@ def _outputs(estimator, X):
     for method in ("decision_function", "predict_proba", "transform"):
         if hasattr(estimator, method):
             try:
-                arrays[method] = np.asarray(getattr(estimator, method)(X), dtype=float)
+                result = getattr(estimator, method)(X)
+                result = result.toarray() if hasattr(result, "toarray") else result
+                arrays[method] = np.asarray(result, dtype=float)
             except (TypeError, ValueError):
                 continue
     return arrays

@@ -185,7 +185,7 @@ class DPKMeans(
        sensitivity ``2 W1``; centring at the midpoint halves it compared
        with raw sums. Within an iteration epsilon is split between sums and
        counts in the ratio ``(d W1**2 / W2**2)**(1/3)`` that minimises the
-       centres' squared error (:func:`count_sum_split`; about 95 % to the
+       centres' squared error (``count_sum_split``; about 95 % to the
        sums for 100 features in a cube).
     3. *Post-processing* (no privacy cost). A centre is ``noisy sum / max(1,
        noisy count)``, shrunk towards the running noisy mean by the

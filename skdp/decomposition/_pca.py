@@ -148,17 +148,17 @@ class DPPCA(
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components_, n_features)
+    components_ : ndarray of shape (`n_components_`, n_features)
         Leading eigenvectors of the noisy covariance matrix, by decreasing
         eigenvalue; the sign of each makes its largest-magnitude entry
         positive.
-    explained_variance_ : ndarray of shape (n_components_,)
+    explained_variance_ : ndarray of shape (`n_components_`,)
         The corresponding eigenvalues of the noisy covariance matrix
         (divided by ``n_samples - 1`` as in scikit-learn), raised to 0 when
         the noise makes them negative.
-    explained_variance_ratio_ : ndarray of shape (n_components_,)
+    explained_variance_ratio_ : ndarray of shape (`n_components_`,)
         ``explained_variance_`` over the sum of all (raised) eigenvalues.
-    singular_values_ : ndarray of shape (n_components_,)
+    singular_values_ : ndarray of shape (`n_components_`,)
         ``sqrt(explained_variance_ * (n_samples - 1))``.
     mean_ : ndarray of shape (n_features,)
         The noisy column mean (of the rows after scaling to ``data_norm``).
@@ -467,7 +467,7 @@ class DPPCA(
 
         Returns
         -------
-        X_new : ndarray of shape (n_samples, n_components_)
+        X_new : ndarray of shape (n_samples, `n_components_`)
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
@@ -481,7 +481,7 @@ class DPPCA(
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_components_)
+        X : array-like of shape (n_samples, `n_components_`)
 
         Returns
         -------

@@ -120,13 +120,13 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
     ``sqrt(2) R**2``) and on ``Z^T t`` (``2 R``), calibrated so that their
     composition (one Gaussian mechanism) is exactly ``(epsilon,
     delta)``-DP; the ridge and the solve are post-processing. See
-    :func:`~skdp.linear_model._adassp.plan_adassp`.
+    ``plan_adassp``.
 
     **objective, output** use the Huber loss with threshold 2 on the
     residual: it is the squared loss for every prediction in the targets'
     range ``[-1, 1]``, its slope is at most ``L = 2`` and its curvature at
     most ``c = 1``, so the classifiers' proofs apply with these constants
-    (:mod:`skdp.linear_model._losses`), with ``C = 1 / alpha``:
+    (``skdp.linear_model._losses``), with ``C = 1 / alpha``:
     objective-perturbation noise of sensitivity ``2 L = 4`` (units of ``C
     R``) and Jacobian term ``log(1 + C R**2 / alpha_o)``; output
     sensitivity ``2 C L R`` plus the solver's residual.

@@ -43,7 +43,7 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
         ``1 / n_samples`` for large data. ``'output'`` with ``delta > 0``
         uses the Gaussian mechanism; ``'objective'`` with ``delta > 0`` uses
         Gaussian noise in the objective (Kifer, Smith & Thakurta 2012, see
-        :func:`~skdp.linear_model._objective.gaussian_objective_sigma`),
+        ``gaussian_objective_sigma``),
         whose norm grows like ``sqrt(d)`` instead of ``d``.
     C : float, default=1.0
         Inverse regularisation strength, scikit-learn's meaning (weight of
@@ -105,7 +105,7 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
         2.5. The last cap shortens training as epsilon shrinks (an early
         stop that regularises the noisy fit); it was chosen on a validation
         split of UCI Adult's training part, never its test split (see
-        :func:`~skdp.linear_model._dpsgd.default_learning_rate` and
+        ``default_learning_rate`` and
         ``benchmarks/tune_dpsgd_defaults.py``).
     max_grad_norm : float or None, default=None
         ``'gradient'`` only: clipping norm of one row's gradient (over all
@@ -188,7 +188,7 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
     leaves ``epsilon' >= 0.95 epsilon_o``, and is raised to leave exactly
     ``0.95 epsilon_o`` otherwise (CMS's extra regularisation ``Delta``;
     their Algorithm 2 leaves ``epsilon / 2``). The derivation is in
-    :func:`~skdp.linear_model._objective.objective_noise_scale`.
+    ``objective_noise_scale``.
 
     **output** (CMS 2011, Algorithm 1 and Corollary 8). Replacing one row
     changes ``J(w) = 1/2 ||w||^2 + C sum_i loss`` by a function whose
@@ -199,7 +199,7 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
     so a multinomial minimiser moves by at most ``Delta = 2 sqrt(2) C R``,
     within the ``(K - 1) d``-dimensional subspace where such minimisers
     lie; the noise is drawn in that subspace
-    (:func:`~skdp.linear_model._output.output_perturbation`). Noise of
+    (``output_perturbation``). Noise of
     density proportional to
     ``exp(-epsilon ||b|| / Delta)`` gives epsilon-DP; with ``delta > 0``,
     Gaussian noise calibrated by the analytic Gaussian mechanism (Balle &
@@ -209,16 +209,16 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
     solver's residual is paid for. Its stopping threshold is public,
     ``tau = max(tol (alpha + C n R), 4 e)`` with ``e`` a bound on the
     rounding error of a computed gradient
-    (:func:`~skdp.linear_model._newton.plan_solver`), and every point it
+    (``plan_solver``), and every point it
     returns is within ``r = 2 tau / alpha`` of the exact minimiser: damped
     Newton stops once the computed gradient norm and the rounding bound are
     both at most ``tau``, and if ``max_iter`` Newton steps do not get there,
     Nesterov's accelerated gradient method runs for a public number of steps
-    that guarantees ``r`` (:func:`~skdp.linear_model._newton.solve`).
+    that guarantees ``r`` (``solve``).
     ``'output'`` calibrates its noise to ``Delta + 2 r``; ``'objective'``
     spends 1% of epsilon on noise of sensitivity ``2 r`` added to the
     returned point (approximate minima perturbation, Iyengar et al. 2019,
-    in its pure form; :func:`~skdp.linear_model._objective.plan_objective`).
+    in its pure form; ``plan_objective``).
     At the default ``tol``, ``r`` grows like ``n**2`` times the unit
     roundoff: about ``1e-9`` of the sensitivity at ``n = 1,000``, ``4e-7``
     at ``n = 30,000`` (``C = 1``); any ``tol`` and ``max_iter`` stay valid.
@@ -226,7 +226,7 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
     (``n_iter_`` is ``max_iter``), and no ``ConvergenceWarning`` is emitted.
 
     Every fit plans from public quantities, charges, then runs without
-    raising or warning (:mod:`skdp.base`); :meth:`privacy_plan` returns the
+    raising or warning (:mod:`skdp.base`); :meth:`~skdp.base.PrivateEstimatorMixin.privacy_plan` returns the
     plan without charging. Parameters that would overflow float64 or need
     more memory than the machine has are refused before the charge.
 

@@ -54,7 +54,7 @@ CLIP_SCALE_HUBER = 0.4
 
 #: Standard deviation of the noise that DP-SGD's default learning rate lets
 #: accumulate in the margin of a row of norm ``R``, for the classifiers'
-#: losses (see :func:`skdp.linear_model._dpsgd.default_learning_rate`).
+#: losses (see ``skdp.linear_model._dpsgd.default_learning_rate``).
 MARGIN_NOISE_STD = 2.5
 
 #: DP-SGD's cap on the accumulated noise of a prediction for the Huber

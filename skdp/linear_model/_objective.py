@@ -312,9 +312,9 @@ def plan_objective(
     n_classes : int
         2 or ``K >= 3``.
     tol, max_iter :
-        The solver's stopping rule (:func:`~skdp.linear_model._newton.plan_solver`).
+        The solver's stopping rule (``plan_solver``).
     loss : MarginLoss or None, default=None
-        A margin loss with ``L`` and ``c`` (:mod:`skdp.linear_model._losses`);
+        A margin loss with ``L`` and ``c`` (``skdp.linear_model._losses``);
         beyond two classes, one-vs-rest models fitted jointly. ``None``: the
         logistic loss (two classes) or the softmax loss.
     delta : float, default=0.0
@@ -334,7 +334,7 @@ def plan_objective(
     perturbation, in its pure-DP form). The solver returns ``w`` within a
     public radius ``r`` of the exact minimiser ``w*`` of the perturbed
     objective, for every dataset and noise draw
-    (:func:`~skdp.linear_model._newton.solve`); ``w + b2`` is released,
+    (``solve``); ``w + b2`` is released,
     ``b2`` of density proportional to ``exp(-epsilon_residual ||b2|| /
     (2 r))``. For neighbours ``D, D'``, write the release as ``w*_D +
     e_D(w*_D) + b2`` where, given ``w*_D = t``, the residual ``e_D(t)`` is a

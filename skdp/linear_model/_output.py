@@ -128,7 +128,7 @@ def plan_output(
     Notes
     -----
     The solver returns a point within a public radius ``r`` of the exact
-    minimiser for every dataset (:func:`~skdp.linear_model._newton.solve`),
+    minimiser for every dataset (``solve``),
     so two neighbours' released points differ by at most
     ``||w*_D - w*_D'|| + 2 r <= Delta + 2 r`` (triangle inequality), and the
     noise is calibrated to that. ``r`` is about ``1e-7`` of ``Delta`` at the

@@ -75,7 +75,7 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
         ``'gradient'``: the number of steps is ``ceil(epochs / q)``.
     learning_rate : float or None, default=None
         ``'gradient'``: step size; ``None`` is the rule of
-        :func:`~skdp.linear_model._dpsgd.default_learning_rate` with the
+        ``default_learning_rate`` with the
         loss's curvature ``c = 1 / (2 h)``.
     max_grad_norm : float or None, default=None
         ``'gradient'``: clipping norm of one row's gradient (all models
@@ -116,7 +116,7 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
     Neighbouring datasets differ in one row, label included (replace one
     row); ``n_samples`` is public. The Huber hinge has slope at most
     ``L = 1`` and curvature at most ``c = 1 / (2 h)``
-    (:class:`~skdp.linear_model._losses.HuberHingeLoss`), which is all the
+    (``HuberHingeLoss``), which is all the
     three proofs use:
 
     - **objective** (CMS 2011, Theorem 9 with their Huber loss): noise of

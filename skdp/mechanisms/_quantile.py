@@ -79,8 +79,8 @@ class QuantilePlan:
         The integer ``D`` of the exact sampler: an interval is drawn with
         probability proportional to ``exp(-N / D)`` for integer ``N``.
     event : PrivacyEvent
-        What the run spends: one :class:`ExponentialMechanismEvent`, or
-        ``selections`` of them as a :class:`SelfComposedEvent`.
+        What the run spends: one :class:`~skdp.accounting.ExponentialMechanismEvent`, or
+        ``selections`` of them as a :class:`~skdp.accounting.SelfComposedEvent`.
     """
 
     bounds: tuple[float, float]
@@ -403,7 +403,7 @@ def quantile_mechanism(
 
     **Exact sampling.** An interval is drawn with probability exactly
     proportional to ``exp(-N_i / D)`` for integers ``N_i``, ``D``
-    (:func:`~skdp.utils._random.sample_exp_weights`: uniform proposals
+    (``sample_exp_weights``: uniform proposals
     accepted with exact Bernoulli(``exp(-gamma)``) draws). With
     ``S = 2**max(20, 20 + e)`` (``2**(e - 1) <= epsilon < 2**e``) and
     ``D = ceil(2 S / epsilon_r)``,
@@ -429,7 +429,7 @@ def quantile_mechanism(
     above ``v`` (domain ``[v, b]``) for the upper ones, down a tree of
     ``ceil(log2(m + 1))`` levels. Outputs are non-decreasing by
     construction. A node sees the ``s`` values of its slice and aims at a
-    target rank ``t(s)`` within it (:func:`_target`): ``q n`` for a node
+    target rank ``t(s)`` within it (``_target``): ``q n`` for a node
     at the lower bound (no value lies below its slice), ``s - (1 - q) n``
     for a node at the upper bound (every value above its lower end is in
     its slice), and KSS's relative target
@@ -490,7 +490,7 @@ def quantile_mechanism(
 
     Every selection is charged ``epsilon / selections``; the event is
     that many exponential mechanism selections composed (a
-    :class:`SelfComposedEvent`), which an accountant may also bound by
+    :class:`~skdp.accounting.SelfComposedEvent`), which an accountant may also bound by
     their bounded-range property.
 
     The running time and the number of random words used depend on the

@@ -45,7 +45,7 @@ NOISE_FLOOR = 0.5
 _GRID_RANGE = 2.0**16
 
 #: Weight of the second-moment error against the mean error in the criterion
-#: that splits epsilon (see :func:`epsilon_shares`).
+#: that splits epsilon (see ``epsilon_shares``).
 SECOND_MOMENT_WEIGHT = 1.0
 
 
@@ -360,7 +360,7 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     charged as ``LaplaceEvent(epsilon)``. The discrete noise is calibrated
     to each part's sensitivity plus its rounding slack. epsilon is split to
     minimise the first-order error of the means and second moments
-    (:func:`epsilon_shares`): about 2 %, 70 % and 28 % for 100 features and
+    (``epsilon_shares``): about 2 %, 70 % and 28 % for 100 features and
     two classes.
 
     **Post-processing** (free): counts are made to add up to ``n`` (more

@@ -99,7 +99,7 @@ class DPStandardScaler(
 
     * the mean moves by at most ``w_j / n``;
     * the population variance by at most ``(n - 1) w_j**2 / n**2`` (derived
-      in :mod:`skdp.tools._moments`).
+      in ``skdp.tools._moments``).
 
     A row touches every feature, so each statistic is one Laplace mechanism
     over the ``d`` features (Dwork, McSherry, Nissim & Smith 2006,

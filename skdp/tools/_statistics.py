@@ -176,7 +176,7 @@ def var(a, axis=None, *, epsilon=1.0, bounds=None, budget=None, random_state=Non
     -----
     epsilon-DP under replace-one neighbours. The population variance of
     ``n`` values in ``[L, U]`` moves by at most ``(n - 1) (U - L)**2 / n**2``
-    when one is replaced (derived in :mod:`skdp.tools._moments`; attained
+    when one is replaced (derived in ``skdp.tools._moments``; attained
     when all values sit at one bound), and receives Laplace noise of scale
     ``(n - 1) (U - L)**2 / (n**2 epsilon)`` (times the number of columns
     for ``axis=0``). The whole epsilon goes to this one quantity, which
