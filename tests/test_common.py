@@ -1,5 +1,6 @@
 """scikit-learn's estimator checks over every estimator skdp exports."""
 
+import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp.utils.discovery import all_estimators
@@ -32,6 +33,12 @@ def _expected_failed_checks(estimator):
     return {}
 
 
+# Expected warnings, not shown: scikit-learn's checks fit every estimator at
+# its defaults, without public bounds (each fit warns that it read them from
+# the data), and the array-API checks skip themselves unless SCIPY_ARRAY_API
+# is set.
+@pytest.mark.filterwarnings("ignore::skdp.exceptions.PrivacyLeakWarning")
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")
 @parametrize_with_checks(_instances(), expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)

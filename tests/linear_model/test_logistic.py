@@ -169,7 +169,10 @@ def test_labels_outside_classes_raise_and_missing_classes_are_fine():
         _private(classes=[0, 2]).fit(X, y)
     clf = _private(classes=[0, 1, 2]).fit(X, y)  # class 2 absent from y
     assert list(clf.classes_) == [0, 1, 2] and clf.coef_.shape == (3, 4)
-    with pytest.raises(ValueError, match="at least 2 classes"):
+    with (
+        pytest.raises(ValueError, match="at least 2 classes"),
+        pytest.warns(PrivacyLeakWarning, match="classes was not given"),
+    ):
         DPLogisticRegression(data_norm=1.0).fit(X, np.zeros(300))
 
 
@@ -226,6 +229,11 @@ def test_pickle_roundtrip_keeps_predictions():
     ids=["objective", "output"],
 )
 def test_sklearn_checks_for_the_other_methods(params):
+    from sklearn.exceptions import SkipTestWarning
+
     with warnings.catch_warnings():
+        # Expected: the checks fit without public bounds, and the array-API
+        # check skips itself unless SCIPY_ARRAY_API is set.
         warnings.simplefilter("ignore", PrivacyLeakWarning)
+        warnings.simplefilter("ignore", SkipTestWarning)
         check_estimator(DPLogisticRegression(random_state=0, **params))

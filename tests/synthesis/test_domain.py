@@ -52,11 +52,13 @@ def test_public_domains_do_not_warn(recwarn):
 
 def test_missing_domains_fall_back_to_the_data_with_a_warning():
     columns = [np.array([1.0, 3.0]), np.array(["b", "a"], dtype=object)]
-    with pytest.warns(PrivacyLeakWarning, match="bounds of column 0") as record:
+    with pytest.warns(PrivacyLeakWarning) as record:
         domains = build_domains(
             columns, [0, 1], categories=None, bounds=None, n_bins=4, pandas_dtypes=None
         )
-    assert any("categories of column 1" in str(w.message) for w in record)
+    messages = [str(w.message) for w in record]
+    assert any("bounds of column 0" in m for m in messages)
+    assert any("categories of column 1" in m for m in messages)
     assert domains[0].edges[0] == 1.0 and domains[0].edges[-1] == 3.0
     assert domains[1].categories == ("a", "b")
 
