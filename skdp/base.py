@@ -36,6 +36,7 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .accounting._accountant import PrivacyAccountant
 from .accounting._budget import PrivacyBudget
@@ -167,7 +168,7 @@ class PrivateEstimatorMixin:
             )
         return prepared, plan
 
-    def privacy_plan(self, X, y=None) -> FitPlan:
+    def privacy_plan(self, X: ArrayLike, y: ArrayLike | None = None) -> FitPlan:
         """What :meth:`fit` would charge on ``(X, y)``, without charging it.
 
         Validates the input exactly as ``fit`` does (so an input ``fit``
