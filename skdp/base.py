@@ -40,6 +40,7 @@ from numpy.typing import ArrayLike
 
 from .accounting._accountant import PrivacyAccountant
 from .accounting._budget import PrivacyBudget
+from .accounting._composition import Accountant
 from .accounting._events import PrivacyEvent
 from .exceptions import ChargedFitError
 from .utils._random import RandomSource, check_random_source
@@ -138,7 +139,7 @@ class PrivateEstimatorMixin:
         raise NotImplementedError  # pragma: no cover - abstract
 
     # -- the contract ------------------------------------------------------
-    def _accountant(self) -> PrivacyAccountant:
+    def _accountant(self) -> Accountant:
         """The accountant of ``budget``, or a default one when there is none."""
         budget: PrivacyBudget | None = getattr(self, "budget", None)
         return budget.accountant if budget is not None else PrivacyAccountant()

@@ -66,7 +66,7 @@ _SMALL = 8
 _RAW_64_BIT = frozenset({"PCG64", "PCG64DXSM", "Philox", "SFC64"})
 
 
-def _shape(size: int | tuple[int, ...]) -> tuple[int, ...]:
+def _shape(size) -> tuple[int, ...]:
     return (int(size),) if isinstance(size, Integral) else tuple(int(s) for s in size)
 
 
@@ -142,9 +142,10 @@ class RandomSource:
         redrawn.
         """
         if np.ndim(bound) == 0:
-            if not 1 <= int(bound) < 1 << 63:
+            scalar = int(bound)  # type: ignore[arg-type]  # a scalar: ndim 0
+            if not 1 <= scalar < 1 << 63:
                 raise ValueError(f"bound must be in [1, 2**63), got {bound!r}.")
-            return self._integers_below(int(bound), int(size))
+            return self._integers_below(scalar, int(size))  # type: ignore[arg-type]
         bound = np.asarray(bound)
         if bound.size and not (bound.min() >= 1 and bound.max() < 1 << 63):
             raise ValueError("bounds must be in [1, 2**63).")
