@@ -108,6 +108,8 @@ def _methods(cls: type):
                 yield member.__func__, type(member).__name__
             elif inspect.isfunction(member):
                 yield member, "method"
+            elif inspect.isfunction(getattr(member, "fn", None)):
+                yield member.fn, "method"  # sklearn's available_if descriptor
 
 
 def _missing(function, kind: str) -> list[str]:
