@@ -15,7 +15,6 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags, indexable
-from sklearn.utils.metaestimators import available_if
 
 from .._pipeline_check import step_privacy
 from ..accounting._budget import PrivacyBudget
@@ -38,6 +37,7 @@ from ..utils._sklearn_compat import (
     Interval,
     Real,
     StrOptions,
+    available_if,
     check_is_fitted,
     fit_context,
     num_samples,

@@ -13,7 +13,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_array, column_or_1d
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 
 from ..accounting._budget import PrivacyBudget
@@ -24,6 +23,7 @@ from ..utils._sklearn_compat import (
     HasMethods,
     Interval,
     StrOptions,
+    available_if,
     check_is_fitted,
     fit_context,
     validate_data,
