@@ -164,8 +164,7 @@ def test_public_api_is_annotated():
     }
     report = "\n".join(f"  {key}: {', '.join(p)}" for key, p in missing.items())
     assert not missing, (
-        f"{len(missing)} of {len(checked)} public callables lack type hints:\n"
-        + report
+        f"{len(missing)} of {len(checked)} public callables lack type hints:\n" + report
     )
 
 
