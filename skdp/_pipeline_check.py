@@ -32,6 +32,7 @@ import math
 import warnings
 from dataclasses import dataclass
 
+from sklearn.base import BaseEstimator
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, PolynomialFeatures
@@ -91,7 +92,7 @@ def _leaf_kind(step) -> str:
     return "leaking"
 
 
-def step_privacy(step) -> str:
+def step_privacy(step: BaseEstimator | str | None) -> str:
     """``"private"``, ``"stateless"`` or ``"leaking"`` (see the module notes).
 
     A container (``Pipeline``, ``ColumnTransformer``, ``FeatureUnion``) is
@@ -288,7 +289,9 @@ def _estimator_name(step) -> str:
     return step if isinstance(step, str) else type(step).__name__
 
 
-def check_pipeline(estimator, *, warn: bool = True) -> PipelinePrivacyReport:
+def check_pipeline(
+    estimator: BaseEstimator, *, warn: bool = True
+) -> PipelinePrivacyReport:
     """List every step of ``estimator`` as private, stateless or leaking.
 
     Walks ``Pipeline``, ``ColumnTransformer``, ``FeatureUnion`` and search

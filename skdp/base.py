@@ -36,9 +36,11 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .accounting._accountant import PrivacyAccountant
 from .accounting._budget import PrivacyBudget
+from .accounting._composition import Accountant
 from .accounting._events import PrivacyEvent
 from .exceptions import ChargedFitError
 from .utils._random import RandomSource, check_random_source
@@ -137,7 +139,7 @@ class PrivateEstimatorMixin:
         raise NotImplementedError  # pragma: no cover - abstract
 
     # -- the contract ------------------------------------------------------
-    def _accountant(self) -> PrivacyAccountant:
+    def _accountant(self) -> Accountant:
         """The accountant of ``budget``, or a default one when there is none."""
         budget: PrivacyBudget | None = getattr(self, "budget", None)
         return budget.accountant if budget is not None else PrivacyAccountant()
@@ -167,7 +169,7 @@ class PrivateEstimatorMixin:
             )
         return prepared, plan
 
-    def privacy_plan(self, X, y=None) -> FitPlan:
+    def privacy_plan(self, X: ArrayLike, y: ArrayLike | None = None) -> FitPlan:
         """What ``fit`` would charge on ``(X, y)``, without charging it.
 
         Validates the input exactly as ``fit`` does (so an input ``fit``

@@ -168,7 +168,7 @@ class RDPAccountant(Accountant):
         orders: Sequence[float] = DEFAULT_ORDERS,
         *,
         neighbouring_relation: str | NeighbouringRelation = "replace_one",
-    ):
+    ) -> None:
         self.orders = np.asarray(orders, dtype=float)
         self.orders.setflags(write=False)
         self.neighbouring_relation = NeighbouringRelation.parse(neighbouring_relation)
@@ -393,7 +393,7 @@ class PrivacyAccountant(Accountant):
         *,
         orders: Sequence[float] = DEFAULT_ORDERS,
         value_discretization_interval: float = DEFAULT_INTERVAL,
-    ):
+    ) -> None:
         self.neighbouring_relation = NeighbouringRelation.parse(neighbouring_relation)
         self.rdp = RDPAccountant(orders, neighbouring_relation=neighbouring_relation)
         self.pld = PLDAccountant(neighbouring_relation, value_discretization_interval)

@@ -183,8 +183,13 @@ class PrivacyBudget:
     """
 
     def __init__(
-        self, epsilon: float, delta: float = 0.0, *, accountant=None, ledger=None
-    ):
+        self,
+        epsilon: float,
+        delta: float = 0.0,
+        *,
+        accountant: Accountant | None = None,
+        ledger: str | os.PathLike[str] | LedgerStore | None = None,
+    ) -> None:
         self.epsilon = _check_limit("epsilon", epsilon)
         self.delta = _check_limit("delta", delta)
         self.accountant = PrivacyAccountant() if accountant is None else accountant
@@ -194,7 +199,12 @@ class PrivacyBudget:
         self._composed = _Composed()
 
     @classmethod
-    def from_ledger(cls, ledger, *, accountant=None) -> PrivacyBudget:
+    def from_ledger(
+        cls,
+        ledger: str | os.PathLike[str] | LedgerStore,
+        *,
+        accountant: Accountant | None = None,
+    ) -> PrivacyBudget:
         """Reopen an existing ledger with the limits it was created with.
 
         Parameters

@@ -53,7 +53,7 @@ class NeighbouringRelation(str, enum.Enum):
     ADD_OR_REMOVE_ONE = "add_remove"
 
     @classmethod
-    def parse(cls, value) -> NeighbouringRelation:
+    def parse(cls, value: str | NeighbouringRelation) -> NeighbouringRelation:
         """Accept a member, its value, or ``"add_or_remove_one"``."""
         if isinstance(value, cls):
             return value

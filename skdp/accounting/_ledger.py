@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -99,6 +99,12 @@ class LedgerStore(Protocol):
         ...
 
 
+class _ImportingStore(LedgerStore, Protocol):
+    """A store that can take over another ledger's entries (``move_to``)."""
+
+    def import_entries(self, entries: Iterable[LedgerEntry]) -> None: ...
+
+
 class MemoryLedger:
     """A ledger kept in this process's memory (the default).
 
@@ -118,7 +124,7 @@ class MemoryLedger:
 
     shared_across_processes = False
 
-    def __init__(self, epsilon: float, delta: float):
+    def __init__(self, epsilon: float, delta: float) -> None:
         self.limits = (float(epsilon), float(delta))
         self._entries: list[LedgerEntry] = []
         self._lock = threading.RLock()
@@ -173,7 +179,7 @@ class MemoryLedger:
             self._entries.append(entry)
             return entry
 
-    def move_to(self, store) -> LedgerStore:
+    def move_to(self, store: _ImportingStore) -> LedgerStore:
         """Copy every entry into the empty ``store`` and forward to it from now on.
 
         ``store`` must offer ``import_entries(entries)`` (as

@@ -452,7 +452,7 @@ class PrivacyLossDistribution:
 
     __slots__ = ("_add", "_remove")
 
-    def __init__(self, remove: _PMF, add: _PMF | None = None):
+    def __init__(self, remove: _PMF, add: _PMF | None = None) -> None:
         self._remove = remove
         self._add = add
 

@@ -148,7 +148,7 @@ class PLDAccountant(Accountant):
         *,
         tail_mass: float = DEFAULT_TAIL_MASS,
         max_points: int = 1 << 17,
-    ):
+    ) -> None:
         self.neighbouring_relation = NeighbouringRelation.parse(neighbouring_relation)
         interval = float(value_discretization_interval)
         if not (math.isfinite(interval) and interval > 0):

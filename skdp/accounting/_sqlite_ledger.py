@@ -137,13 +137,13 @@ class SQLiteLedger:
 
     def __init__(
         self,
-        path,
+        path: str | os.PathLike[str],
         epsilon: float | None = None,
         delta: float | None = None,
         *,
         journal_mode: str = "wal",
         timeout: float = 60.0,
-    ):
+    ) -> None:
         if journal_mode not in ("wal", "delete"):
             raise ValueError(
                 f"journal_mode must be 'wal' or 'delete', got {journal_mode!r}."

@@ -21,8 +21,9 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 
 from ..utils._sklearn_compat import Interval, validate_params
 
@@ -142,7 +143,7 @@ def _event_counts(sample, thresholds):
     return below, sample.size - below
 
 
-def _check_scores(scores, name):
+def _check_scores(scores: ArrayLike, name: str) -> np.ndarray:
     scores = np.asarray(scores, dtype=float).ravel()
     if scores.size < 2:
         raise ValueError(f"{name} must hold at least 2 runs, got {scores.size}.")
@@ -163,7 +164,13 @@ def _check_scores(scores, name):
     },
     prefer_skip_nested_validation=True,
 )
-def audit_scores(scores, neighbour_scores, *, delta=0.0, confidence=0.95):
+def audit_scores(
+    scores: ArrayLike,
+    neighbour_scores: ArrayLike,
+    *,
+    delta: float = 0.0,
+    confidence: float = 0.95,
+) -> AuditResult:
     r"""Lower-bound epsilon from a statistic's values on two neighbouring datasets.
 
     The statistical core of :func:`audit_epsilon`, for when the runs were
@@ -338,14 +345,14 @@ _RANDOM_STATE = [None, Interval(Integral, 0, None, closed="left"), np.random.Gen
 )
 def audit_epsilon(
     run: Callable[[Any, Any], Any],
-    dataset,
-    neighbour,
+    dataset: Any,
+    neighbour: Any,
     *,
     statistic: Callable[[Any], float] | None = None,
     n_runs: int = 1000,
     delta: float = 0.0,
     confidence: float = 0.95,
-    random_state=None,
+    random_state: int | np.random.Generator | None = None,
 ) -> AuditResult:
     """Run a mechanism many times on two neighbouring datasets and bound epsilon.
 
@@ -453,15 +460,15 @@ def _as_xy(dataset, name):
     prefer_skip_nested_validation=True,
 )
 def audit_estimator(
-    estimator,
-    dataset,
-    neighbour,
+    estimator: BaseEstimator,
+    dataset: tuple[ArrayLike, ArrayLike | None],
+    neighbour: tuple[ArrayLike, ArrayLike | None],
     *,
     statistic: Callable[[Any], float],
     n_runs: int = 500,
     delta: float | None = None,
     confidence: float = 0.95,
-    random_state=None,
+    random_state: int | np.random.Generator | None = None,
 ) -> AuditResult:
     """Audit a private estimator's ``fit`` on two neighbouring datasets.
 

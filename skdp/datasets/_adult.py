@@ -1,9 +1,12 @@
 """Loader for the UCI Adult data set shipped inside skdp."""
 
+from __future__ import annotations
+
 import csv
 import gzip
 import json
 from importlib import resources
+from typing import Any
 
 import numpy as np
 from sklearn.utils import Bunch
@@ -39,7 +42,9 @@ _RAW_NUMERIC_COLUMNS = frozenset(
 )
 
 
-def load_adult(*, as_frame=False, discretized=False, return_X_y=False):
+def load_adult(
+    *, as_frame: bool = False, discretized: bool = False, return_X_y: bool = False
+) -> Bunch | tuple[Any, Any]:
     """Load the UCI Adult census income data set (binary classification).
 
     Two versions are shipped with skdp:

@@ -1,5 +1,7 @@
 """The small worked example used in the lecture on private multiplicative weights."""
 
+from __future__ import annotations
+
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
@@ -23,7 +25,9 @@ histogram of the rows over the 8 cells. Synthetic data: no real person.
 """
 
 
-def make_lecture_example(random_state=0):
+def make_lecture_example(
+    random_state: int | np.random.RandomState | None = 0,
+) -> Bunch:
     """Generate the lecture's worked example for private multiplicative weights.
 
     The universe is :math:`\\{0, 1\\}^3`: 8 cells enumerated in binary order

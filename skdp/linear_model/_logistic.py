@@ -226,8 +226,9 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
     (``n_iter_`` is ``max_iter``), and no ``ConvergenceWarning`` is emitted.
 
     Every fit plans from public quantities, charges, then runs without
-    raising or warning (:mod:`skdp.base`); :meth:`~skdp.base.PrivateEstimatorMixin.privacy_plan` returns the
-    plan without charging. Parameters that would overflow float64 or need
+    raising or warning (:mod:`skdp.base`);
+    :meth:`~skdp.base.PrivateEstimatorMixin.privacy_plan` returns the plan
+    without charging. Parameters that would overflow float64 or need
     more memory than the machine has are refused before the charge.
 
     **Sparse input.** ``X`` may be any scipy sparse matrix or array; it is

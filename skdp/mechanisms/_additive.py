@@ -23,10 +23,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..accounting._analytic_gaussian import gaussian_noise_multiplier
 from ..accounting._events import GaussianEvent, LaplaceEvent, PrivacyEvent, PureDPEvent
-from ..utils._random import RandomSource, check_random_source
+from ..utils._random import RandomSource, RandomStateLike, check_random_source
 from ._samplers import (
     _MAX_GRID_INDEX,
     grid_spacing,
@@ -129,7 +130,13 @@ def _check_scale(scale: float, what: str) -> None:
 
 
 def plan_laplace(
-    sensitivity, epsilon, size, *, label="", magnitude=None, integer=False
+    sensitivity: float,
+    epsilon: float,
+    size: int,
+    *,
+    label: str = "",
+    magnitude: float | None = None,
+    integer: bool = False,
 ) -> NoisePlan:
     r"""Plan the Laplace mechanism on ``size`` coordinates; epsilon-DP.
 
@@ -205,7 +212,13 @@ def plan_laplace(
 
 
 def plan_gaussian(
-    sensitivity, size, *, epsilon=None, delta=None, noise_multiplier=None, label=""
+    sensitivity: float,
+    size: int,
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    noise_multiplier: float | None = None,
+    label: str = "",
 ) -> NoisePlan:
     r"""Plan the Gaussian mechanism on ``size`` coordinates.
 
@@ -261,7 +274,9 @@ def plan_gaussian(
     )
 
 
-def plan_l2_vector(sensitivity, epsilon, size, *, label="") -> NoisePlan:
+def plan_l2_vector(
+    sensitivity: float, epsilon: float, size: int, *, label: str = ""
+) -> NoisePlan:
     """Plan the L2 vector mechanism on a grid (see :func:`l2_vector_mechanism`).
 
     Returns
@@ -288,7 +303,9 @@ def plan_l2_vector(sensitivity, epsilon, size, *, label="") -> NoisePlan:
     )
 
 
-def plan_l2_noise(dimension, sensitivity, epsilon, *, label="") -> NoisePlan:
+def plan_l2_noise(
+    dimension: int, sensitivity: float, epsilon: float, *, label: str = ""
+) -> NoisePlan:
     """Plan continuous noise of density proportional to exp(-epsilon ||b|| / Delta_2).
 
     Returns
@@ -333,7 +350,7 @@ def draw_l2_noise(plan: NoisePlan, source: RandomSource) -> np.ndarray:
     return norm * (direction / length)
 
 
-def add_noise(plan: NoisePlan, value, source: RandomSource) -> np.ndarray:
+def add_noise(plan: NoisePlan, value: ArrayLike, source: RandomSource) -> np.ndarray:
     """Apply a Laplace, Gaussian or L2 vector plan to ``value``.
 
     ``value`` must hold ``plan.size`` finite numbers (any shape); the result
@@ -370,7 +387,14 @@ def _finite_array(value) -> np.ndarray:
     return arr
 
 
-def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, label=""):
+def laplace_mechanism(
+    value: ArrayLike,
+    sensitivity: float,
+    epsilon: float,
+    *,
+    random_state: RandomStateLike = None,
+    label: str = "",
+) -> tuple[float | NDArray[np.float64], PrivacyEvent]:
     r"""Release ``value`` with Laplace noise, epsilon-DP.
 
     Parameters
@@ -429,15 +453,15 @@ def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, label="
 
 
 def gaussian_mechanism(
-    value,
-    sensitivity,
-    epsilon=None,
-    delta=None,
+    value: ArrayLike,
+    sensitivity: float,
+    epsilon: float | None = None,
+    delta: float | None = None,
     *,
-    noise_multiplier=None,
-    random_state=None,
-    label="",
-):
+    noise_multiplier: float | None = None,
+    random_state: RandomStateLike = None,
+    label: str = "",
+) -> tuple[float | NDArray[np.float64], PrivacyEvent]:
     r"""Release ``value`` with Gaussian noise, (epsilon, delta)-DP.
 
     Give either ``epsilon`` and ``delta`` (analytic calibration) or
@@ -511,7 +535,14 @@ def gaussian_mechanism(
     return _as_output(noisy, value), plan.event
 
 
-def l2_vector_noise(dimension, sensitivity, epsilon, *, random_state=None, label=""):
+def l2_vector_noise(
+    dimension: int,
+    sensitivity: float,
+    epsilon: float,
+    *,
+    random_state: RandomStateLike = None,
+    label: str = "",
+) -> tuple[NDArray[np.float64], PrivacyEvent]:
     r"""Draw b in R^d with density proportional to exp(-epsilon ||b||_2 / Delta_2).
 
     The noise vector of objective and output perturbation (Chaudhuri,
@@ -560,7 +591,14 @@ def l2_vector_noise(dimension, sensitivity, epsilon, *, random_state=None, label
     return draw_l2_noise(plan, check_random_source(random_state)), plan.event
 
 
-def l2_vector_mechanism(value, sensitivity, epsilon, *, random_state=None, label=""):
+def l2_vector_mechanism(
+    value: ArrayLike,
+    sensitivity: float,
+    epsilon: float,
+    *,
+    random_state: RandomStateLike = None,
+    label: str = "",
+) -> tuple[NDArray[np.float64], PrivacyEvent]:
     r"""Release a vector with :func:`l2_vector_noise`, epsilon-DP.
 
     Parameters

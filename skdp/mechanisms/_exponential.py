@@ -6,9 +6,15 @@ import math
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..accounting._events import ExponentialMechanismEvent
-from ..utils._random import _as_integers, check_random_source, sample_exp_weights
+from ..utils._random import (
+    RandomStateLike,
+    _as_integers,
+    check_random_source,
+    sample_exp_weights,
+)
 from ._additive import _check_positive
 
 __all__ = ["exponential_mechanism"]
@@ -59,8 +65,14 @@ def _floor_scaled(scores: np.ndarray, bits: int, sensitivity: float) -> np.ndarr
 
 
 def exponential_mechanism(
-    scores, sensitivity, epsilon, *, monotonic=False, random_state=None, label=""
-):
+    scores: ArrayLike,
+    sensitivity: float,
+    epsilon: float,
+    *,
+    monotonic: bool = False,
+    random_state: RandomStateLike = None,
+    label: str = "",
+) -> tuple[int, ExponentialMechanismEvent]:
     r"""Select an index with probability increasing in its score, epsilon-DP.
 
     Parameters

@@ -169,7 +169,9 @@ def _py_discrete_laplace(t: int, s: int, source: RandomSource) -> int:
         return -y if negative else y
 
 
-def sample_discrete_laplace(scale: float, size, source: RandomSource) -> np.ndarray:
+def sample_discrete_laplace(
+    scale: float, size: int | tuple[int, ...], source: RandomSource
+) -> np.ndarray:
     r"""Exact draws with ``P(z)`` proportional to ``exp(-|z| / scale)`` on the integers.
 
     Parameters
@@ -299,7 +301,9 @@ def _py_discrete_gaussian(t: int, p: int, q: int, source: RandomSource) -> int:
             return y
 
 
-def sample_discrete_gaussian(sigma: float, size, source: RandomSource) -> np.ndarray:
+def sample_discrete_gaussian(
+    sigma: float, size: int | tuple[int, ...], source: RandomSource
+) -> np.ndarray:
     r"""Exact draws with ``P(z)`` proportional to ``exp(-z**2 / (2 sigma**2))``.
 
     Parameters

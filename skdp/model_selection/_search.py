@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from copy import deepcopy
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.stats import loguniform
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags, indexable
-from sklearn.utils.metaestimators import available_if
 
 from .._pipeline_check import step_privacy
 from ..accounting._budget import PrivacyBudget
@@ -35,12 +37,16 @@ from ..utils._sklearn_compat import (
     Interval,
     Real,
     StrOptions,
+    available_if,
     check_is_fitted,
     fit_context,
     num_samples,
     safe_indexing,
 )
 from ._stopping import sample_poisson, sample_truncated_negative_binomial
+
+if TYPE_CHECKING:
+    from .._typing import Self
 
 __all__ = ["PrivateSearchCV"]
 
@@ -375,20 +381,22 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
 
     def __init__(
         self,
-        estimator=None,
-        param_distributions=None,
+        estimator: BaseEstimator | None = None,
+        param_distributions: dict[str, Any] | list[dict[str, Any]] | None = None,
         *,
-        epsilon=1.0,
-        delta=1e-6,
-        stopping="truncated_negative_binomial",
-        mean_trials=10.0,
-        shape=0.0,
-        validation_fraction=0.2,
-        score_epsilon_fraction=0.2,
-        scoring="accuracy",
-        random_state=None,
-        budget=None,
-    ):
+        epsilon: float = 1.0,
+        delta: float = 1e-6,
+        stopping: Literal[
+            "truncated_negative_binomial", "geometric", "poisson"
+        ] = "truncated_negative_binomial",
+        mean_trials: float = 10.0,
+        shape: float = 0.0,
+        validation_fraction: float = 0.2,
+        score_epsilon_fraction: float = 0.2,
+        scoring: Literal["accuracy"] | Callable[..., ArrayLike] = "accuracy",
+        random_state: int | np.random.RandomState | None = None,
+        budget: PrivacyBudget | None = None,
+    ) -> None:
         self.estimator = estimator
         self.param_distributions = param_distributions
         self.epsilon = epsilon
@@ -726,7 +734,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
 
     # -- fitting ----------------------------------------------------------
     @fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> Self:
         """Run the private search and keep the best trial.
 
         Parameters
@@ -909,47 +917,47 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         return hasattr(self, "best_estimator_")
 
     @property
-    def classes_(self):
+    def classes_(self) -> NDArray[Any]:
         """Class labels of the best estimator."""
         return self._released().classes_
 
     @property
-    def n_features_in_(self):
+    def n_features_in_(self) -> int:
         """Number of features seen by the best estimator."""
         return self._released().n_features_in_
 
     @property
-    def feature_names_in_(self):
+    def feature_names_in_(self) -> NDArray[np.object_]:
         """Feature names seen by the best estimator."""
         return self._released().feature_names_in_
 
     @available_if(_delegate("predict"))
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predict with the best estimator."""
         return self._released().predict(X)
 
     @available_if(_delegate("predict_proba"))
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Class probabilities from the best estimator."""
         return self._released().predict_proba(X)
 
     @available_if(_delegate("predict_log_proba"))
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Log class probabilities from the best estimator."""
         return self._released().predict_log_proba(X)
 
     @available_if(_delegate("decision_function"))
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Decision function of the best estimator."""
         return self._released().decision_function(X)
 
     @available_if(_delegate("transform"))
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> Any:
         """Transform with the best estimator."""
         return self._released().transform(X)
 
     @available_if(_delegate("score"))
-    def score(self, X, y=None):
+    def score(self, X: ArrayLike, y: ArrayLike | None = None) -> float:
         """Score of the best estimator on ``(X, y)`` (its own ``score``).
 
         This reads ``X`` and ``y`` without noise: use it on data that is not

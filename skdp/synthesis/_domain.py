@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from numbers import Real
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
@@ -46,6 +48,22 @@ __all__ = [
     "encode_columns",
     "is_missing",
 ]
+
+# Types of the per-column schema parameters (``bounds``, ``categories``,
+# ``missing_values``) of the synthesizers and of ``marginal_errors``: one
+# value for every column, a dict keyed by column (name or position), or a
+# list with one entry (or None) per column.
+BoundsPair: TypeAlias = tuple[float, float]
+TableBounds: TypeAlias = (
+    BoundsPair | dict[Any, BoundsPair | None] | list[BoundsPair | None]
+)
+TableCategories: TypeAlias = (
+    dict[Any, Sequence[Any] | None] | list[Sequence[Any] | None]
+)
+MissingOption: TypeAlias = Literal["error", "category"]
+MissingValues: TypeAlias = (
+    MissingOption | dict[Any, MissingOption | None] | list[MissingOption | None]
+)
 
 #: Most distinct values a column may have for its categories to be read from
 #: the data. Above it, the "categories" would be little more than the

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Hashable, Sequence
 from numbers import Integral
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from ._domain import ColumnDomain, _is_pair, _lookup, _plain, is_missing
+from ._domain import (
+    ColumnDomain,
+    TableBounds,
+    TableCategories,
+    _is_pair,
+    _lookup,
+    _plain,
+    is_missing,
+)
 
 __all__ = ["marginal_errors"]
 
@@ -49,8 +59,14 @@ def _evaluation_domain(name, position, real, synthetic, categories, bounds, n_bi
 
 
 def marginal_errors(
-    real, synthetic, workload=None, *, categories=None, bounds=None, n_bins=10
-):
+    real: ArrayLike,
+    synthetic: ArrayLike,
+    workload: Sequence[tuple[Hashable, ...]] | None = None,
+    *,
+    categories: TableCategories | None = None,
+    bounds: TableBounds | None = None,
+    n_bins: int = 10,
+) -> dict[tuple[Hashable, ...], float]:
     """L1 distance between the marginals of a real and a synthetic table.
 
     .. warning::

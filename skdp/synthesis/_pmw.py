@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Hashable, Sequence
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
+from ..accounting._budget import PrivacyBudget
 from ..accounting._events import ComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..utils._feasibility import check_memory
@@ -22,9 +26,20 @@ from ..utils._sklearn_compat import (
     fitting_as_step_with_target,
     validate_data,
 )
-from ._domain import build_domains, encode_columns
+from ._domain import (
+    MissingValues,
+    TableBounds,
+    TableCategories,
+    build_domains,
+    encode_columns,
+)
 from ._models import DenseModel
 from ._mwem import plan_measurement, plan_privacy, run_mwem
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .._typing import Self
 
 __all__ = ["PMWSynthesizer"]
 
@@ -304,21 +319,21 @@ class PMWSynthesizer(
 
     def __init__(
         self,
-        epsilon=1.0,
-        delta=1e-9,
+        epsilon: float = 1.0,
+        delta: float = 1e-9,
         *,
-        noise="gaussian",
-        workload=None,
-        n_rounds=None,
-        bounds=None,
-        categories=None,
-        n_bins=10,
-        missing_values="error",
-        max_model_size=1_000_000,
-        random_state=None,
-        budget=None,
-        verbose=0,
-    ):
+        noise: Literal["gaussian", "laplace"] = "gaussian",
+        workload: list[tuple[Any, ...]] | ArrayLike | None = None,
+        n_rounds: int | None = None,
+        bounds: TableBounds | None = None,
+        categories: TableCategories | None = None,
+        n_bins: int = 10,
+        missing_values: MissingValues = "error",
+        max_model_size: int = 1_000_000,
+        random_state: int | np.random.RandomState | None = None,
+        budget: PrivacyBudget | None = None,
+        verbose: int = 0,
+    ) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.noise = noise
@@ -441,7 +456,7 @@ class PMWSynthesizer(
     # -- fit -----------------------------------------------------------------------
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> Self:
         """Learn the private model of ``X``; charges the budget once.
 
         Parameters
@@ -612,7 +627,11 @@ class PMWSynthesizer(
 
     # -- outputs -------------------------------------------------------------------
 
-    def sample(self, n_samples, random_state=None):
+    def sample(
+        self,
+        n_samples: int,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> NDArray[Any] | pd.DataFrame:
         """Draw synthetic rows from the model.
 
         Parameters
@@ -642,7 +661,7 @@ class PMWSynthesizer(
         codes = self.model_.sample(int(n_samples), rng)
         return _decode_rows(codes, self.domains_, self._pandas_input_, rng)
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> NDArray[Any] | pd.DataFrame:
         """Return ``len(X)`` synthetic rows; reads only the row count of ``X``.
 
         The values of ``X`` never enter the output: they are validated as
@@ -665,7 +684,7 @@ class PMWSynthesizer(
         _, columns, _ = self._columns(X, reset=False)
         return self.sample(len(columns[0]))
 
-    def marginal(self, columns):
+    def marginal(self, columns: Hashable | Sequence[Hashable]) -> NDArray[np.float64]:
         """The model's marginal distribution of ``columns``.
 
         Parameters
@@ -690,7 +709,7 @@ class PMWSynthesizer(
             )
         return self.model_.marginal(attrs)
 
-    def answer_queries(self, queries):
+    def answer_queries(self, queries: ArrayLike) -> NDArray[np.float64]:
         """Answers of linear queries on the model, ``queries @ p``.
 
         Parameters

@@ -5,15 +5,17 @@ from __future__ import annotations
 import itertools
 import warnings
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_array, column_or_1d
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 
+from ..accounting._budget import PrivacyBudget
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..utils._feasibility import check_memory
 from ..utils._privacy import warn_data_derived
@@ -21,12 +23,16 @@ from ..utils._sklearn_compat import (
     HasMethods,
     Interval,
     StrOptions,
+    available_if,
     check_is_fitted,
     fit_context,
     validate_data,
 )
-from ._domain import _is_pair
+from ._domain import MissingValues, TableBounds, TableCategories, _is_pair
 from ._pmw import _DEFAULT_WORKLOAD_CAP, PMWSynthesizer, _decode_rows, _is_dataframe
+
+if TYPE_CHECKING:
+    from .._typing import Self
 
 __all__ = ["SyntheticDataClassifier"]
 
@@ -237,23 +243,23 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
 
     def __init__(
         self,
-        estimator=None,
+        estimator: BaseEstimator | None = None,
         *,
-        epsilon=1.0,
-        delta=1e-9,
-        noise="gaussian",
-        classes=None,
-        categories=None,
-        bounds=None,
-        n_bins=5,
-        missing_values="error",
-        workload="label",
-        n_rounds=None,
-        n_samples=None,
-        max_model_size=1_000_000,
-        random_state=None,
-        budget=None,
-    ):
+        epsilon: float = 1.0,
+        delta: float = 1e-9,
+        noise: Literal["gaussian", "laplace"] = "gaussian",
+        classes: ArrayLike | None = None,
+        categories: TableCategories | None = None,
+        bounds: TableBounds | None = None,
+        n_bins: int = 5,
+        missing_values: MissingValues = "error",
+        workload: Literal["label", "all"] = "label",
+        n_rounds: int | None = None,
+        n_samples: int | None = None,
+        max_model_size: int = 1_000_000,
+        random_state: int | np.random.RandomState | None = None,
+        budget: PrivacyBudget | None = None,
+    ) -> None:
         self.estimator = estimator
         self.epsilon = epsilon
         self.delta = delta
@@ -380,7 +386,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
     # -- fit ----------------------------------------------------------------------
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Synthesise the joint table privately and train ``estimator`` on it.
 
         Charges the budget once (the synthesizer's event).
@@ -540,7 +546,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         check_is_fitted(self, "estimator_")
         return self._validate_X(X, reset=False)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Labels predicted by the estimator trained on synthetic rows.
 
         Parameters
@@ -556,7 +562,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         return self.classes_[codes]
 
     @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Class probabilities from the estimator trained on synthetic rows.
 
         A class absent from the synthetic rows gets probability 0.

@@ -42,7 +42,9 @@ def user_stacklevel(extra_library_dirs: tuple[str, ...] = ()) -> int:
     return 1
 
 
-def warn_data_derived(what: str, leaked: str, fix: str, *, stacklevel=None) -> None:
+def warn_data_derived(
+    what: str, leaked: str, fix: str, *, stacklevel: int | None = None
+) -> None:
     """Emit a :class:`~skdp.PrivacyLeakWarning` for a bound read from the data.
 
     The warning points at the user's line (the first frame outside skdp and

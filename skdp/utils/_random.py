@@ -34,8 +34,10 @@ import math
 import os
 from fractions import Fraction
 from numbers import Integral
+from typing import TypeAlias
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = [
     "RandomSource",
@@ -87,7 +89,7 @@ class RandomSource:
     True
     """
 
-    def __init__(self, generator: np.random.Generator | None = None):
+    def __init__(self, generator: np.random.Generator | None = None) -> None:
         self._generator = generator
 
     @property
@@ -121,7 +123,7 @@ class RandomSource:
         packed = self.words(-(-size // 64)).astype("<u8").view(np.uint8)
         return np.unpackbits(packed, count=size).astype(bool)
 
-    def integers_below(self, bound, size: int | None = None) -> np.ndarray:
+    def integers_below(self, bound: ArrayLike, size: int | None = None) -> np.ndarray:
         """Exactly uniform integers in ``{0, ..., bound - 1}``, as int64.
 
         Parameters
@@ -140,9 +142,10 @@ class RandomSource:
         redrawn.
         """
         if np.ndim(bound) == 0:
-            if not 1 <= int(bound) < 1 << 63:
+            scalar = int(bound)  # type: ignore[arg-type]  # a scalar: ndim 0
+            if not 1 <= scalar < 1 << 63:
                 raise ValueError(f"bound must be in [1, 2**63), got {bound!r}.")
-            return self._integers_below(int(bound), int(size))
+            return self._integers_below(scalar, int(size))  # type: ignore[arg-type]
         bound = np.asarray(bound)
         if bound.size and not (bound.min() >= 1 and bound.max() < 1 << 63):
             raise ValueError("bounds must be in [1, 2**63).")
@@ -172,14 +175,14 @@ class RandomSource:
             bad = bad[words - remainder[bad] > np.uint64(0) - b[bad]]
         return remainder.view(np.int64)
 
-    def uniform(self, size) -> np.ndarray:
+    def uniform(self, size: int | tuple[int, ...]) -> np.ndarray:
         """Uniform floats on the grid ``(k + 1/2) 2**-53``, strictly in (0, 1)."""
         shape = _shape(size)
         n = math.prod(shape)
         k = (self.words(n) >> np.uint64(11)).astype(np.float64)
         return ((k + 0.5) * _TWO_POW_M53).reshape(shape)
 
-    def exponential(self, size) -> np.ndarray:
+    def exponential(self, size: int | tuple[int, ...]) -> np.ndarray:
         """Standard exponential variates with unbounded support.
 
         ``E = K + F``: the integer part ``K`` with ``P(K >= k) = e**-k``,
@@ -203,7 +206,7 @@ class RandomSource:
         f = -np.log1p(-self.uniform(n) * _ONE_MINUS_INV_E)
         return (k + f).reshape(shape)
 
-    def standard_normal(self, size) -> np.ndarray:
+    def standard_normal(self, size: int | tuple[int, ...]) -> np.ndarray:
         """Standard normal variates (Box-Muller on secure draws).
 
         The radius is ``sqrt(2 E)`` with ``E`` from :meth:`exponential`, so
@@ -218,7 +221,7 @@ class RandomSource:
         z = np.concatenate([radius * np.cos(angle), radius * np.sin(angle)])[:n]
         return z.reshape(shape)
 
-    def bernoulli(self, p, size) -> np.ndarray:
+    def bernoulli(self, p: ArrayLike, size: int | tuple[int, ...]) -> np.ndarray:
         """Boolean array, each True with probability ``p`` (to within ``2**-53``)."""
         return self.uniform(size) < p
 
@@ -251,7 +254,7 @@ class RandomSource:
             position = int(idx[-1])
         return np.concatenate(out).astype(np.intp)
 
-    def gumbel_argmax(self, logits) -> int:
+    def gumbel_argmax(self, logits: ArrayLike) -> int:
         """Index ``i`` with probability exactly proportional to ``exp(logits[i])``.
 
         The logits are read as the exact binary fractions they hold; ``-inf``
@@ -291,7 +294,13 @@ class RandomSource:
         return RandomSource(self.numpy_generator())
 
 
-def check_random_source(random_state) -> RandomSource:
+#: What a ``random_state`` parameter accepts (``None``: the OS CSPRNG).
+RandomStateLike: TypeAlias = (
+    int | np.random.RandomState | np.random.Generator | RandomSource | None
+)
+
+
+def check_random_source(random_state: RandomStateLike) -> RandomSource:
     """Turn a scikit-learn style ``random_state`` into a :class:`RandomSource`.
 
     Parameters

@@ -5,10 +5,13 @@ here, so a scikit-learn release that moves them breaks one file, not the
 package.
 """
 
-import sys
-from numbers import Integral, Real
+from __future__ import annotations
 
-from sklearn.base import _fit_context
+import sys
+from collections.abc import Callable
+from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any, TypeVar
+
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import (
@@ -17,7 +20,6 @@ from sklearn.utils._param_validation import (
     Options,
     RealNotInt,
     StrOptions,
-    validate_params,
 )
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
@@ -34,6 +36,7 @@ __all__ = [
     "Real",
     "RealNotInt",
     "StrOptions",
+    "available_if",
     "check_is_fitted",
     "fit_context",
     "fitting_as_step_with_target",
@@ -44,7 +47,26 @@ __all__ = [
     "validate_params",
 ]
 
-fit_context = _fit_context
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+if TYPE_CHECKING:
+    # scikit-learn ships no type information, so to a type checker its
+    # decorators would turn every method they decorate into ``Any`` (and the
+    # annotations of ``fit``, ``predict``, ... would be lost to users). Each
+    # returns the function it wraps, with checks around it: say so.
+    def fit_context(*, prefer_skip_nested_validation: bool) -> Callable[[_F], _F]: ...
+
+    def validate_params(
+        parameter_constraints: dict[str, Any], *, prefer_skip_nested_validation: bool
+    ) -> Callable[[_F], _F]: ...
+
+    def available_if(check: Callable[[Any], Any]) -> Callable[[_F], _F]: ...
+
+else:
+    from sklearn.base import _fit_context as fit_context
+    from sklearn.utils._param_validation import validate_params
+    from sklearn.utils.metaestimators import available_if
+
 num_samples = _num_samples
 safe_indexing = _safe_indexing
 
