@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.base import (
@@ -26,6 +27,12 @@ from ..utils._sklearn_compat import (
     fit_context,
     validate_data,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from .._typing import Self
+    from ..accounting._budget import PrivacyBudget
 
 __all__ = ["DPKMeans"]
 
@@ -248,14 +255,14 @@ class DPKMeans(
 
     def __init__(
         self,
-        n_clusters=8,
+        n_clusters: int = 8,
         *,
-        epsilon=1.0,
-        bounds=None,
-        max_iter=2,
-        random_state=None,
-        budget=None,
-    ):
+        epsilon: float = 1.0,
+        bounds: tuple[ArrayLike, ArrayLike] | None = None,
+        max_iter: int = 2,
+        random_state: int | np.random.RandomState | None = None,
+        budget: PrivacyBudget | None = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.epsilon = epsilon
         self.bounds = bounds
@@ -383,7 +390,7 @@ class DPKMeans(
         return state
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> Self:
         """Cluster ``X`` privately, charging ``budget`` first.
 
         Parameters
@@ -406,7 +413,7 @@ class DPKMeans(
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return _nearest(X, self.cluster_centers_)[1]
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Index of the nearest centre of each row.
 
         Parameters
@@ -419,7 +426,7 @@ class DPKMeans(
         """
         return self._distances(X).argmin(axis=1)
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> NDArray[np.float64]:
         """Euclidean distance of each row to every centre.
 
         Parameters
@@ -432,7 +439,7 @@ class DPKMeans(
         """
         return np.sqrt(self._distances(X))
 
-    def score(self, X, y=None):
+    def score(self, X: ArrayLike, y: ArrayLike | None = None) -> float:
         """Opposite of the inertia of ``X``: ``-sum_i min_c ||x_i - c||**2``.
 
         A function of the released centres and of the ``X`` you pass (no

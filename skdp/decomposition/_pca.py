@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import (
@@ -27,6 +28,12 @@ from ..utils._sklearn_compat import (
     fit_context,
     validate_data,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from .._typing import Self
+    from ..accounting._budget import PrivacyBudget
 
 __all__ = ["DPPCA", "MEAN_WEIGHT", "moment_sensitivity", "noisy_moments"]
 
@@ -294,15 +301,15 @@ class DPPCA(
 
     def __init__(
         self,
-        n_components=None,
+        n_components: int | None = None,
         *,
-        epsilon=1.0,
-        delta=1e-5,
-        data_norm=None,
-        whiten=False,
-        random_state=None,
-        budget=None,
-    ):
+        epsilon: float = 1.0,
+        delta: float = 1e-5,
+        data_norm: float | None = None,
+        whiten: bool = False,
+        random_state: int | np.random.RandomState | None = None,
+        budget: PrivacyBudget | None = None,
+    ) -> None:
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
@@ -433,7 +440,7 @@ class DPPCA(
         )
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> Self:
         """Fit the model privately, charging ``budget`` first.
 
         Parameters
@@ -458,7 +465,7 @@ class DPPCA(
         floor = max(largest * 1e-12, np.finfo(float).tiny)
         return np.sqrt(np.maximum(self.explained_variance_, floor))
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> NDArray[np.float64]:
         """Project ``X`` on the components (post-processing).
 
         Parameters
@@ -476,7 +483,7 @@ class DPPCA(
             projected /= self._whitening_scale()
         return projected
 
-    def inverse_transform(self, X):
+    def inverse_transform(self, X: ArrayLike) -> NDArray[np.float64]:
         """Map projections back to the feature space.
 
         Parameters

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,6 +36,9 @@ from ._dpsgd import plan_dpsgd, run_dpsgd
 from ._objective import plan_objective, run_objective
 from ._output import plan_output, run_output
 from ._rows import as_csr, row_norms, scale_rows, with_constant_column
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["DEFAULT_GRADIENT_DELTA", "row_norms"]
 
@@ -330,7 +334,7 @@ class _BaseDPLinearClassifier(_BaseDPLinear):
         return prepared.classes.size
 
     # -------------------------------------------------------------- predict
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Score of each class: ``X coef_.T + intercept_``.
 
         Parameters
@@ -344,7 +348,7 @@ class _BaseDPLinearClassifier(_BaseDPLinear):
         scores = self._linear_scores(X)
         return scores.ravel() if scores.shape[1] == 1 else scores
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predicted class labels.
 
         Parameters

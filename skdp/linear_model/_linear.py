@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -14,6 +15,12 @@ from ..utils._sklearn_compat import Interval, Real, StrOptions, fit_context
 from ._adassp import plan_adassp, run_adassp
 from ._base import _BaseDPLinear
 from ._losses import HuberLoss
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from .._typing import Self
+    from ..accounting._budget import PrivacyBudget
 
 __all__ = ["DPLinearRegression"]
 
@@ -182,25 +189,25 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
 
     def __init__(
         self,
-        epsilon=1.0,
-        delta=None,
+        epsilon: float = 1.0,
+        delta: float | None = None,
         *,
-        alpha=1.0,
-        method="gradient",
-        data_norm=None,
-        y_bounds=None,
-        fit_intercept=True,
-        intercept_scaling=0.5,
-        max_iter=100,
-        tol=1e-12,
-        batch_size=256,
-        epochs=10,
-        learning_rate=None,
-        max_grad_norm=None,
-        random_state=None,
-        budget=None,
-        verbose=0,
-    ):
+        alpha: float = 1.0,
+        method: Literal["adassp", "objective", "output", "gradient"] = "gradient",
+        data_norm: float | None = None,
+        y_bounds: tuple[float, float] | None = None,
+        fit_intercept: bool = True,
+        intercept_scaling: float = 0.5,
+        max_iter: int = 100,
+        tol: float = 1e-12,
+        batch_size: int = 256,
+        epochs: int = 10,
+        learning_rate: float | None = None,
+        max_grad_norm: float | None = None,
+        random_state: int | np.random.RandomState | None = None,
+        budget: PrivacyBudget | None = None,
+        verbose: int = 0,
+    ) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -221,7 +228,7 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
 
     # the core reads C: Ridge's alpha is 1 / C for 1/2 ||w||^2 + C sum l
     @property
-    def C(self):
+    def C(self) -> float:
         return 1.0 / self.alpha if self.alpha > 0 else math.inf
 
     def _loss(self):
@@ -313,7 +320,7 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
             self.n_iter_ = int(np.ravel(self.n_iter_)[0])
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Fit the model privately, charging ``budget`` first.
 
         Parameters
@@ -331,7 +338,7 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
         """
         return self._fit_private(X, y)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """Predicted targets, ``X coef_ + intercept_``.
 
         Parameters

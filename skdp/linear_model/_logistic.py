@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Literal
+
 import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..utils._sklearn_compat import fit_context
 from ._base import DEFAULT_GRADIENT_DELTA, _BaseDPLinearClassifier, row_norms
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from .._typing import Self
+    from ..accounting._budget import PrivacyBudget
 
 __all__ = ["DPLogisticRegression", "DEFAULT_GRADIENT_DELTA", "row_norms"]
 
@@ -322,25 +330,25 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
 
     def __init__(
         self,
-        epsilon=1.0,
-        delta=None,
+        epsilon: float = 1.0,
+        delta: float | None = None,
         *,
-        C=1.0,
-        method="gradient",
-        data_norm=None,
-        fit_intercept=True,
-        intercept_scaling=0.5,
-        classes=None,
-        max_iter=100,
-        tol=1e-12,
-        batch_size=256,
-        epochs=10,
-        learning_rate=None,
-        max_grad_norm=None,
-        random_state=None,
-        budget=None,
-        verbose=0,
-    ):
+        C: float = 1.0,
+        method: Literal["objective", "output", "gradient"] = "gradient",
+        data_norm: float | None = None,
+        fit_intercept: bool = True,
+        intercept_scaling: float = 0.5,
+        classes: ArrayLike | None = None,
+        max_iter: int = 100,
+        tol: float = 1e-12,
+        batch_size: int = 256,
+        epochs: int = 10,
+        learning_rate: float | None = None,
+        max_grad_norm: float | None = None,
+        random_state: int | np.random.RandomState | None = None,
+        budget: PrivacyBudget | None = None,
+        verbose: int = 0,
+    ) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.C = C
@@ -368,7 +376,7 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
         self.multi_class_ = "multinomial" if multinomial else "ovr"
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Fit the model privately, charging ``budget`` first.
 
         Parameters
@@ -386,7 +394,7 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
         """
         return self._fit_private(X, y)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Class probabilities.
 
         The softmax of the scores for a multinomial model
@@ -410,7 +418,7 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
         proba = expit(scores)
         return proba / proba.sum(axis=1, keepdims=True)
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Logarithm of :meth:`predict_proba`.
 
         Parameters

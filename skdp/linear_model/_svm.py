@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Literal
+
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..utils._sklearn_compat import Interval, Real, fit_context
 from ._base import _BaseDPLinearClassifier
 from ._losses import HuberHingeLoss
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike
+
+    from .._typing import Self
+    from ..accounting._budget import PrivacyBudget
 
 __all__ = ["DPLinearSVC"]
 
@@ -174,26 +183,26 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        epsilon=1.0,
-        delta=None,
+        epsilon: float = 1.0,
+        delta: float | None = None,
         *,
-        C=1.0,
-        huber_h=2.0,
-        method="gradient",
-        data_norm=None,
-        fit_intercept=True,
-        intercept_scaling=0.5,
-        classes=None,
-        max_iter=100,
-        tol=1e-12,
-        batch_size=256,
-        epochs=10,
-        learning_rate=None,
-        max_grad_norm=None,
-        random_state=None,
-        budget=None,
-        verbose=0,
-    ):
+        C: float = 1.0,
+        huber_h: float = 2.0,
+        method: Literal["objective", "output", "gradient"] = "gradient",
+        data_norm: float | None = None,
+        fit_intercept: bool = True,
+        intercept_scaling: float = 0.5,
+        classes: ArrayLike | None = None,
+        max_iter: int = 100,
+        tol: float = 1e-12,
+        batch_size: int = 256,
+        epochs: int = 10,
+        learning_rate: float | None = None,
+        max_grad_norm: float | None = None,
+        random_state: int | np.random.RandomState | None = None,
+        budget: PrivacyBudget | None = None,
+        verbose: int = 0,
+    ) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.C = C
@@ -221,7 +230,7 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
         self.multi_class_ = "ovr"
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Fit the model privately, charging ``budget`` first.
 
         Parameters

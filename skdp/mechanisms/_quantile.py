@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -25,6 +26,11 @@ from ..accounting._events import (
 )
 from ..utils._random import RandomSource, check_random_source, sample_exp_weights
 from ._additive import _check_positive
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from ..utils._random import RandomStateLike
 
 __all__ = ["QuantilePlan", "plan_quantiles", "quantile_mechanism", "run_quantiles"]
 
@@ -169,7 +175,15 @@ def _check_quantiles(quantiles) -> tuple[float, ...]:
     return tuple(float(v) for v in np.unique(q))
 
 
-def plan_quantiles(bounds, quantiles, epsilon, n_samples, *, label="", method="auto"):
+def plan_quantiles(
+    bounds: tuple[float, float],
+    quantiles: float | ArrayLike,
+    epsilon: float,
+    n_samples: int,
+    *,
+    label: str = "",
+    method: Literal["auto", "recursive", "independent"] = "auto",
+) -> QuantilePlan:
     """Plan the private release of ``quantiles`` of a column, before the charge.
 
     Parameters
@@ -286,7 +300,9 @@ def _select(points, lower, upper, target, plan, source):
     return float(min(max(value, starts[index]), starts[index] + lengths[index]))
 
 
-def run_quantiles(plan: QuantilePlan, values, source: RandomSource) -> np.ndarray:
+def run_quantiles(
+    plan: QuantilePlan, values: ArrayLike, source: RandomSource
+) -> np.ndarray:
     """Release ``plan.quantiles`` of ``values``, after ``plan.event`` is charged.
 
     Parameters
@@ -356,8 +372,14 @@ def _target(quantiles, start, split, stop, n, size):
 
 
 def quantile_mechanism(
-    values, quantiles, bounds, epsilon, *, random_state=None, label=""
-):
+    values: ArrayLike,
+    quantiles: float | ArrayLike,
+    bounds: tuple[float, float],
+    epsilon: float,
+    *,
+    random_state: RandomStateLike = None,
+    label: str = "",
+) -> NDArray[np.float64]:
     """Private quantiles of a column, epsilon-DP under replace-one.
 
     Parameters

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.special import logsumexp
@@ -24,6 +25,12 @@ from ..utils._sklearn_compat import (
     fit_context,
     validate_data,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from .._typing import Self
+    from ..accounting._budget import PrivacyBudget
 
 __all__ = [
     "DPGaussianNB",
@@ -429,15 +436,15 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        epsilon=1.0,
+        epsilon: float = 1.0,
         *,
-        bounds=None,
-        classes=None,
-        priors=None,
-        var_smoothing=1e-2,
-        random_state=None,
-        budget=None,
-    ):
+        bounds: ArrayLike | None = None,
+        classes: ArrayLike | None = None,
+        priors: ArrayLike | None = None,
+        var_smoothing: float = 1e-2,
+        random_state: int | np.random.RandomState | None = None,
+        budget: PrivacyBudget | None = None,
+    ) -> None:
         self.epsilon = epsilon
         self.bounds = bounds
         self.classes = classes
@@ -568,7 +575,7 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.bounds_ = (lower, upper)
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Fit the model privately, charging ``budget`` first.
 
         Parameters
@@ -586,7 +593,7 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self._fit_private(X, y)
 
     # -------------------------------------------------------------- predict
-    def predict_joint_log_proba(self, X):
+    def predict_joint_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Log of ``P(x, c)`` for every class: log prior plus log likelihood.
 
         Parameters
@@ -611,7 +618,7 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         )
         return log_prior + normaliser - 0.5 * quadratic
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Predicted class labels.
 
         Parameters
@@ -625,7 +632,7 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         joint = self.predict_joint_log_proba(X)
         return self.classes_[np.argmax(joint, axis=1)]
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Log of the class probabilities.
 
         Parameters
@@ -639,7 +646,7 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         joint = self.predict_joint_log_proba(X)
         return joint - logsumexp(joint, axis=1, keepdims=True)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Class probabilities.
 
         Parameters

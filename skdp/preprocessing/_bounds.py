@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
@@ -11,6 +13,11 @@ from ..utils._sklearn_compat import (
     fit_context,
     validate_data,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from .._typing import Self
 
 __all__ = ["BoundedMinMaxScaler"]
 
@@ -89,7 +96,13 @@ class BoundedMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
         "clip": ["boolean"],
     }
 
-    def __init__(self, *, bounds=None, feature_range=(0, 1), clip=True):
+    def __init__(
+        self,
+        *,
+        bounds: ArrayLike | None = None,
+        feature_range: tuple[float, float] = (0, 1),
+        clip: bool = True,
+    ) -> None:
         self.bounds = bounds
         self.feature_range = feature_range
         self.clip = clip
@@ -104,7 +117,7 @@ class BoundedMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
         return low, high
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> Self:
         """Set the per-feature bounds (declared, or read with a warning).
 
         Parameters
@@ -133,7 +146,7 @@ class BoundedMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
         self.bounds_from_data_ = self.bounds is None
         return self
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> NDArray[np.float64]:
         """Clip to the bounds (if ``clip``) and scale to ``feature_range``.
 
         Parameters
@@ -161,7 +174,7 @@ class BoundedMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
             np.clip(X, *self._range(), out=X)
         return X
 
-    def inverse_transform(self, X):
+    def inverse_transform(self, X: ArrayLike) -> NDArray[np.float64]:
         """Map scaled data back to the original units.
 
         Values that were clipped come back at the bound, not where they were.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
@@ -17,6 +19,12 @@ from ..utils._sklearn_compat import (
     fit_context,
     validate_data,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from .._typing import Self
+    from ..accounting._budget import PrivacyBudget
 
 __all__ = ["DPStandardScaler"]
 
@@ -152,14 +160,14 @@ class DPStandardScaler(
     def __init__(
         self,
         *,
-        epsilon=1.0,
-        bounds=None,
-        with_mean=True,
-        with_std=True,
-        copy=True,
-        budget=None,
-        random_state=None,
-    ):
+        epsilon: float = 1.0,
+        bounds: ArrayLike | None = None,
+        with_mean: bool = True,
+        with_std: bool = True,
+        copy: bool = True,
+        budget: PrivacyBudget | None = None,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.epsilon = epsilon
         self.bounds = bounds
         self.with_mean = with_mean
@@ -176,7 +184,7 @@ class DPStandardScaler(
 
     # ------------------------------------------------------------------ fit
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> Self:
         """Compute the private mean and variance, charging ``budget`` first.
 
         Parameters
@@ -229,7 +237,7 @@ class DPStandardScaler(
         self.bounds_ = (lower, upper)
 
     # ------------------------------------------------------------ transform
-    def transform(self, X, copy=None):
+    def transform(self, X: ArrayLike, copy: bool | None = None) -> NDArray[np.float64]:
         """Standardise ``X`` with the released statistics.
 
         Parameters
@@ -251,7 +259,9 @@ class DPStandardScaler(
             X /= self.scale_
         return X
 
-    def inverse_transform(self, X, copy=None):
+    def inverse_transform(
+        self, X: ArrayLike, copy: bool | None = None
+    ) -> NDArray[np.float64]:
         """Undo :meth:`transform`.
 
         Parameters

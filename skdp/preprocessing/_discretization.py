@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Literal
+
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.preprocessing import OneHotEncoder
@@ -21,6 +23,13 @@ from ..utils._sklearn_compat import (
     fit_context,
     validate_data,
 )
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+    from numpy.typing import ArrayLike, NDArray
+
+    from .._typing import Self
+    from ..accounting._budget import PrivacyBudget
 
 __all__ = ["DPKBinsDiscretizer"]
 
@@ -150,16 +159,16 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
 
     def __init__(
         self,
-        n_bins=5,
+        n_bins: int | ArrayLike = 5,
         *,
-        encode="onehot",
-        strategy="quantile",
-        epsilon=1.0,
-        bounds=None,
-        dtype=None,
-        budget=None,
-        random_state=None,
-    ):
+        encode: Literal["onehot", "onehot-dense", "ordinal"] = "onehot",
+        strategy: Literal["quantile", "uniform"] = "quantile",
+        epsilon: float = 1.0,
+        bounds: ArrayLike | None = None,
+        dtype: type[np.float64] | type[np.float32] | None = None,
+        budget: PrivacyBudget | None = None,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.n_bins = n_bins
         self.encode = encode
         self.strategy = strategy
@@ -247,7 +256,7 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
             ).fit(np.zeros((1, n_bins.size)))
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> Self:
         """Release the bin edges; charges ``budget`` once, before the data.
 
         Parameters
@@ -264,7 +273,7 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
         return self._fit_private(X)
 
     # -- transform ---------------------------------------------------------
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> NDArray[Any] | sp.spmatrix:
         """Bin each feature by the released edges.
 
         Parameters
@@ -287,7 +296,7 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
             return X
         return self._encoder.transform(X)
 
-    def inverse_transform(self, X):
+    def inverse_transform(self, X: ArrayLike) -> NDArray[np.float64]:
         """Map bins back to the centres of their intervals.
 
         Parameters
@@ -310,7 +319,9 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
             X[:, j] = centres[index]
         return X
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(
+        self, input_features: ArrayLike | None = None
+    ) -> NDArray[np.object_]:
         """Output feature names: the inputs (ordinal) or one per bin (one-hot).
 
         Parameters

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,6 +19,12 @@ from ..utils._sklearn_compat import (
     validate_params,
 )
 from ._validation import charge_and_run, rows_of
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from ..accounting._budget import PrivacyBudget
+    from ..utils._random import RandomStateLike
 
 __all__ = ["histogram", "histogramdd", "project_counts"]
 
@@ -127,15 +134,15 @@ def _release(X, edges, epsilon, density, budget, random_state, name):
 
 @validate_params(_PARAMS, prefer_skip_nested_validation=True)
 def histogram(
-    a,
-    bins=10,
-    range=None,  # noqa: A002 - numpy's name
+    a: ArrayLike,
+    bins: int | ArrayLike = 10,
+    range: ArrayLike | None = None,  # noqa: A002 - numpy's name
     *,
-    epsilon=1.0,
-    density=False,
-    budget=None,
-    random_state=None,
-):
+    epsilon: float = 1.0,
+    density: bool = False,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Differentially private histogram of 1-D data, like :func:`numpy.histogram`.
 
     Parameters
@@ -212,15 +219,15 @@ def histogram(
     prefer_skip_nested_validation=True,
 )
 def histogramdd(
-    sample,
-    bins=10,
-    range=None,  # noqa: A002 - numpy's name
+    sample: ArrayLike,
+    bins: int | ArrayLike = 10,
+    range: ArrayLike | None = None,  # noqa: A002 - numpy's name
     *,
-    epsilon=1.0,
-    density=False,
-    budget=None,
-    random_state=None,
-):
+    epsilon: float = 1.0,
+    density: bool = False,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+) -> tuple[NDArray[np.float64], list[NDArray[np.float64]]]:
     """Differentially private multidimensional histogram, like
     :func:`numpy.histogramdd`.
 

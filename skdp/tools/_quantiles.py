@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..accounting._events import ComposedEvent
@@ -16,6 +18,12 @@ from ..utils._sklearn_compat import (
     validate_params,
 )
 from ._validation import charge_and_run, rows_of
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from ..accounting._budget import PrivacyBudget
+    from ..utils._random import RandomStateLike
 
 __all__ = ["median", "quantile"]
 
@@ -87,8 +95,15 @@ def _quantile(name, a, q, axis, epsilon, bounds, budget, random_state):
 
 @validate_params(_PARAMS, prefer_skip_nested_validation=True)
 def quantile(
-    a, q, axis=None, *, epsilon=1.0, bounds=None, budget=None, random_state=None
-):
+    a: ArrayLike,
+    q: float | ArrayLike,
+    axis: int | None = None,
+    *,
+    epsilon: float = 1.0,
+    bounds: ArrayLike | None = None,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+) -> float | NDArray[np.float64]:
     """Differentially private quantiles, like :func:`numpy.quantile`.
 
     Parameters
@@ -153,7 +168,15 @@ def quantile(
     {k: v for k, v in _PARAMS.items() if k != "q"},
     prefer_skip_nested_validation=True,
 )
-def median(a, axis=None, *, epsilon=1.0, bounds=None, budget=None, random_state=None):
+def median(
+    a: ArrayLike,
+    axis: int | None = None,
+    *,
+    epsilon: float = 1.0,
+    bounds: ArrayLike | None = None,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+) -> float | NDArray[np.float64]:
     """Differentially private median: :func:`quantile` at ``q = 0.5``.
 
     Parameters are those of :func:`quantile` (without ``q``).

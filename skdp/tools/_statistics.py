@@ -9,6 +9,8 @@ unit of privacy is a row of the input (one entry of a 1-D array).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..mechanisms._additive import add_noise, plan_laplace
@@ -23,6 +25,12 @@ from ..utils._sklearn_compat import (
 )
 from ._moments import noisy_moments, plan_moments
 from ._validation import charge_and_run, rows_of
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    from ..accounting._budget import PrivacyBudget
+    from ..utils._random import RandomStateLike
 
 __all__ = ["count", "mean", "std", "sum", "var"]
 
@@ -69,7 +77,15 @@ def _moment(name, a, axis, epsilon, bounds, budget, random_state, *, var, finish
 
 
 @validate_params(_BOUNDED, prefer_skip_nested_validation=True)
-def mean(a, axis=None, *, epsilon=1.0, bounds=None, budget=None, random_state=None):
+def mean(
+    a: ArrayLike,
+    axis: int | None = None,
+    *,
+    epsilon: float = 1.0,
+    bounds: ArrayLike | None = None,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+) -> float | NDArray[np.float64]:
     """Differentially private arithmetic mean, like :func:`numpy.mean`.
 
     Parameters
@@ -125,7 +141,15 @@ def mean(a, axis=None, *, epsilon=1.0, bounds=None, budget=None, random_state=No
 
 
 @validate_params(_BOUNDED, prefer_skip_nested_validation=True)
-def sum(a, axis=None, *, epsilon=1.0, bounds=None, budget=None, random_state=None):  # noqa: A001
+def sum(  # noqa: A001
+    a: ArrayLike,
+    axis: int | None = None,
+    *,
+    epsilon: float = 1.0,
+    bounds: ArrayLike | None = None,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+) -> float | NDArray[np.float64]:
     """Differentially private sum, like :func:`numpy.sum`.
 
     Parameters are those of :func:`mean`.
@@ -163,7 +187,15 @@ def sum(a, axis=None, *, epsilon=1.0, bounds=None, budget=None, random_state=Non
 
 
 @validate_params(_BOUNDED, prefer_skip_nested_validation=True)
-def var(a, axis=None, *, epsilon=1.0, bounds=None, budget=None, random_state=None):
+def var(
+    a: ArrayLike,
+    axis: int | None = None,
+    *,
+    epsilon: float = 1.0,
+    bounds: ArrayLike | None = None,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+) -> float | NDArray[np.float64]:
     """Differentially private variance (``ddof=0``), like :func:`numpy.var`.
 
     Parameters are those of :func:`mean`.
@@ -201,7 +233,15 @@ def var(a, axis=None, *, epsilon=1.0, bounds=None, budget=None, random_state=Non
 
 
 @validate_params(_BOUNDED, prefer_skip_nested_validation=True)
-def std(a, axis=None, *, epsilon=1.0, bounds=None, budget=None, random_state=None):
+def std(
+    a: ArrayLike,
+    axis: int | None = None,
+    *,
+    epsilon: float = 1.0,
+    bounds: ArrayLike | None = None,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+) -> float | NDArray[np.float64]:
     """Differentially private standard deviation (``ddof=0``).
 
     Parameters are those of :func:`mean`.
@@ -230,7 +270,14 @@ def std(a, axis=None, *, epsilon=1.0, bounds=None, budget=None, random_state=Non
 
 
 @validate_params(_COMMON, prefer_skip_nested_validation=True)
-def count(a, axis=None, *, epsilon=1.0, budget=None, random_state=None):
+def count(
+    a: ArrayLike,
+    axis: int | None = None,
+    *,
+    epsilon: float = 1.0,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+) -> int | NDArray[np.int64]:
     """Differentially private number of non-zero entries, like
     :func:`numpy.count_nonzero`.
 
