@@ -37,9 +37,7 @@ PUBLIC_MODULES = (
     "skdp.utils.discovery",
 )
 
-# Modules whose callables are not checked yet (while other engineers edit
-# them).  Empty: the whole public API is checked.  A module added here must
-# leave again once the test below reports it fully annotated.
+# Modules whose callables are not checked (empty: the whole public API is).
 PENDING: set[str] = set()
 
 # Dunder methods that are part of a class's public interface.
@@ -157,22 +155,3 @@ def test_public_api_is_annotated():
     assert not missing, (
         f"{len(missing)} of {len(checked)} public callables lack type hints:\n" + report
     )
-
-
-@pytest.mark.parametrize("module_name", sorted(PENDING))
-def test_pending_modules_are_still_being_edited(module_name):
-    # Reminder for the lead: a pending module whose callables are all
-    # annotated should leave PENDING.  Skipped (not failed) while some lack
-    # hints, so the list of what remains is visible in the test output.
-    callables = {
-        key: value
-        for key, value in _callables().items()
-        if value[0].__module__ == module_name
-        or value[0].__module__.startswith(module_name + ".")
-    }
-    missing = sorted(key for key, value in callables.items() if _missing(*value))
-    if missing:
-        pytest.skip(f"{module_name}: {len(missing)} lack hints: {', '.join(missing)}")
-    if not callables:
-        pytest.skip(f"{module_name}: no public callables (absent or empty)")
-    pytest.fail(f"{module_name} is fully annotated: remove it from PENDING")

@@ -276,9 +276,9 @@ def test_transform_whiten_inverse_and_feature_names():
     np.testing.assert_allclose(back, plain.inverse_transform(plain.transform(X)))
     assert list(est.get_feature_names_out()) == ["dppca0", "dppca1"]
     pd = pytest.importorskip("pandas")
-    frame = est.set_output(transform="pandas").transform(
-        pd.DataFrame(X, columns=list("abcd"))
-    )
+    # Fitted on an array, so transform it as an array: the output is a frame.
+    frame = est.set_output(transform="pandas").transform(X)
+    assert isinstance(frame, pd.DataFrame)
     assert list(frame.columns) == ["dppca0", "dppca1"]
 
 
