@@ -15,8 +15,6 @@ import importlib
 import inspect
 from importlib import resources
 
-import pytest
-
 from skdp.utils.discovery import all_estimators
 
 PUBLIC_MODULES = (
