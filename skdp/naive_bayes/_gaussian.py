@@ -468,9 +468,17 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "which labels occur in the training data",
                 "pass classes=[...], the public list of possible labels",
             )
-            return np.unique(y)
+            classes = np.unique(y)
+            if classes.size < 2:
+                raise ValueError(
+                    f"{type(self).__name__} needs samples of at least 2 classes "
+                    "in the data, but the data contains only one class. Pass "
+                    "classes=[...] to fit anyway."
+                )
+            return classes
         classes = np.unique(np.asarray(self.classes))
         if classes.size < 1:
+            # One declared class is allowed: its count is n, released exactly.
             raise ValueError("classes must hold at least one label.")
         if not np.all(np.isin(y, classes)):
             # The offending labels are private: they are not shown.
