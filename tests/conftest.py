@@ -52,7 +52,6 @@ SLOW_TESTS = {
     "test_number_of_trials_follows_the_law",
     "test_many_declared_categories_plan_their_memory",
     "test_memory_of_the_model_and_marginals_is_planned",
-    "test_readme_ten_lines_run_a_fully_private_pipeline",
 }
 
 
