@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.multiclass import check_classification_targets
 
 from ..accounting._events import PureDPEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..utils._feasibility import check_magnitudes
+from ..utils._labels import resolve_classes
 from ..utils._privacy import warn_data_derived
 from ..utils._sklearn_compat import (
     HasMethods,
@@ -116,33 +116,7 @@ class _BaseDPLinear(PrivateEstimatorMixin):
         return 0.0 if self.delta is None else float(self.delta)
 
     def _resolve_classes(self, y) -> np.ndarray:
-        check_classification_targets(y)
-        if self.classes is None:
-            classes = np.unique(y)
-            warn_data_derived(
-                "classes",
-                "which labels occur in the training data",
-                "pass classes=[...], the public list of possible labels",
-            )
-            if classes.size < 2:
-                raise ValueError(
-                    f"{type(self).__name__} needs samples of at least 2 classes "
-                    "in the data, but the data contains only one class. Pass "
-                    "classes=[...] to fit anyway."
-                )
-            return classes
-        classes = np.unique(np.asarray(self.classes))
-        if classes.size < 2:
-            raise ValueError(
-                f"classes must hold at least 2 distinct labels, got {self.classes!r}."
-            )
-        if not np.all(np.isin(y, classes)):
-            # The offending labels are private: they are not shown.
-            raise ValueError(
-                f"y contains labels that are not in classes={list(classes)!r}; "
-                "classes must list every possible label."
-            )
-        return classes
+        return resolve_classes(y, self.classes, type(self).__name__)
 
     def _bound_rows(self, X) -> tuple[np.ndarray, float]:
         """Rows scaled to norm at most the bound, and the bound.

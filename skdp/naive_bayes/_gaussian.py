@@ -9,14 +9,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 
 from ..accounting._events import LaplaceEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..mechanisms._additive import NoisePlan, add_noise, plan_laplace
 from ..utils._bounds import resolve_bounds
 from ..utils._feasibility import check_magnitudes
-from ..utils._privacy import warn_data_derived
+from ..utils._labels import resolve_classes
 from ..utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -461,32 +460,8 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     def _resolve_classes(self, y) -> np.ndarray:
-        check_classification_targets(y)
-        if self.classes is None:
-            warn_data_derived(
-                "classes",
-                "which labels occur in the training data",
-                "pass classes=[...], the public list of possible labels",
-            )
-            classes = np.unique(y)
-            if classes.size < 2:
-                raise ValueError(
-                    f"{type(self).__name__} needs samples of at least 2 classes "
-                    "in the data, but the data contains only one class. Pass "
-                    "classes=[...] to fit anyway."
-                )
-            return classes
-        classes = np.unique(np.asarray(self.classes))
-        if classes.size < 1:
-            # One declared class is allowed: its count is n, released exactly.
-            raise ValueError("classes must hold at least one label.")
-        if not np.all(np.isin(y, classes)):
-            # The offending labels are private: they are not shown.
-            raise ValueError(
-                f"y contains labels that are not in classes={list(classes)!r}; "
-                "classes must list every possible label."
-            )
-        return classes
+        # One declared class is allowed: its count is n, released exactly.
+        return resolve_classes(y, self.classes, type(self).__name__, min_declared=1)
 
     def _resolve_bounds(self, X) -> tuple[np.ndarray, np.ndarray]:
         lower, upper = resolve_bounds(self.bounds, X, estimator=type(self).__name__)

@@ -13,12 +13,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_array, column_or_1d
-from sklearn.utils.multiclass import check_classification_targets
 
 from ..accounting._budget import PrivacyBudget
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..utils._feasibility import check_memory
-from ..utils._privacy import warn_data_derived
+from ..utils._labels import resolve_classes
 from ..utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -309,33 +308,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         return any(v == "category" for v in values)
 
     def _resolve_classes(self, y) -> np.ndarray:
-        check_classification_targets(y)
-        if self.classes is None:
-            classes = np.unique(y)
-            warn_data_derived(
-                "classes",
-                "which labels occur in the training data",
-                "pass classes=[...], the public list of possible labels",
-            )
-            if classes.size < 2:
-                raise ValueError(
-                    f"{type(self).__name__} needs samples of at least 2 classes "
-                    "in the data, but the data contains only one class. Pass "
-                    "classes=[...] to fit anyway."
-                )
-            return classes
-        classes = np.unique(np.asarray(self.classes))
-        if classes.size < 2:
-            raise ValueError(
-                f"classes must hold at least 2 distinct labels, got {self.classes!r}."
-            )
-        if not np.all(np.isin(y, classes)):
-            # The offending labels are private: they are not shown.
-            raise ValueError(
-                f"y contains labels that are not in classes={list(classes)!r}; "
-                "classes must list every possible label."
-            )
-        return classes
+        return resolve_classes(y, self.classes, type(self).__name__)
 
     def _joint(self, X, codes):
         """The table the synthesizer models: X's columns, then the label codes."""
