@@ -33,13 +33,23 @@ def _expected_failed_checks(estimator):
     return {}
 
 
+def _checks():
+    """scikit-learn's parametrization, with its cases as a list: scikit-learn
+    1.6 hands pytest a generator, which pytest 9 deprecates."""
+    mark = parametrize_with_checks(
+        _instances(), expected_failed_checks=_expected_failed_checks
+    )
+    names, cases = mark.args[:2]
+    return pytest.mark.parametrize(names, list(cases), **mark.kwargs)
+
+
 # Expected warnings, not shown: scikit-learn's checks fit every estimator at
 # its defaults, without public bounds (each fit warns that it read them from
 # the data), and the array-API checks skip themselves unless SCIPY_ARRAY_API
 # is set.
 @pytest.mark.filterwarnings("ignore::skdp.exceptions.PrivacyLeakWarning")
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")
-@parametrize_with_checks(_instances(), expected_failed_checks=_expected_failed_checks)
+@_checks()
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
