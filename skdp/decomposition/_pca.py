@@ -281,8 +281,8 @@ class DPPCA(
     >>> budget = PrivacyBudget(epsilon=2.0, delta=1e-5)
     >>> pca = DPPCA(n_components=2, epsilon=1.0, data_norm=5.0, budget=budget,
     ...             random_state=0).fit(X)
-    >>> np.abs(pca.components_[0]).argmax()
-    np.int64(0)
+    >>> int(np.abs(pca.components_[0]).argmax())
+    0
     >>> pca.transform(X).shape
     (5000, 2)
     >>> round(pca.epsilon_, 6), pca.delta_
