@@ -15,10 +15,9 @@ from sklearn.base import (
 
 from ..accounting._events import PureDPEvent
 from ..base import FitPlan, PrivateEstimatorMixin
-from ..linear_model._base import row_norms
+from ..linear_model._rows import bound_rows
 from ..mechanisms import add_noise, plan_gaussian, plan_l2_vector
 from ..utils._feasibility import check_magnitudes, check_memory
-from ..utils._privacy import warn_data_derived
 from ..utils._sklearn_compat import (
     HasMethods,
     Integral,
@@ -326,25 +325,8 @@ class DPPCA(
 
     # ------------------------------------------------------------------ fit
     def _bound_rows(self, X) -> tuple[np.ndarray, float]:
-        """Rows scaled to norm at most the bound, and the bound."""
-        norms = row_norms(X)
-        if self.data_norm is None:
-            bound = float(norms.max(initial=0.0))
-            warn_data_derived(
-                "data_norm",
-                "the largest L2 norm of a row",
-                "pass data_norm, a public bound on the row norms (e.g. 1.0 "
-                "after sklearn.preprocessing.Normalizer)",
-            )
-            if not np.isfinite(bound):
-                raise ValueError(
-                    "data_norm=None reads the largest row norm from X, but a row "
-                    "norm overflows float64; pass data_norm, a public bound."
-                )
-            return X, bound if bound > 0 else 1.0
-        bound = float(self.data_norm)
-        factor = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
-        return X * factor[:, None], bound
+        """Rows scaled to norm at most ``data_norm`` (see ``bound_rows``)."""
+        return bound_rows(X, self.data_norm)
 
     def _prepare_fit(self, X, y=None):
         """Validated, bounded data and the public facts the plan reads."""

@@ -21,7 +21,6 @@ from ..accounting._events import PureDPEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..utils._feasibility import check_magnitudes
 from ..utils._labels import resolve_classes
-from ..utils._privacy import warn_data_derived
 from ..utils._sklearn_compat import (
     HasMethods,
     Integral,
@@ -35,7 +34,7 @@ from ..utils._sklearn_compat import (
 from ._dpsgd import plan_dpsgd, run_dpsgd
 from ._objective import plan_objective, run_objective
 from ._output import plan_output, run_output
-from ._rows import as_csr, row_norms, scale_rows, with_constant_column
+from ._rows import as_csr, bound_rows, row_norms, with_constant_column
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -119,30 +118,8 @@ class _BaseDPLinear(PrivateEstimatorMixin):
         return resolve_classes(y, self.classes, type(self).__name__)
 
     def _bound_rows(self, X) -> tuple[np.ndarray, float]:
-        """Rows scaled to norm at most the bound, and the bound.
-
-        A CSR matrix stays sparse: its norms come from the stored values and
-        scaling a row scales them (a copy; the caller's matrix is untouched).
-        """
-        norms = row_norms(X)
-        if self.data_norm is None:
-            bound = float(norms.max(initial=0.0))
-            warn_data_derived(
-                "data_norm",
-                "the largest L2 norm of a row",
-                "pass data_norm, a public bound on the row norms (e.g. 1.0 "
-                "after sklearn.preprocessing.Normalizer)",
-            )
-            if not np.isfinite(bound):
-                raise ValueError(
-                    "data_norm=None reads the largest row norm from X, but a row "
-                    "norm overflows float64; pass data_norm, a public bound."
-                )
-            # Any positive bound is valid for all-zero data.
-            return X, bound if bound > 0 else 1.0
-        bound = float(self.data_norm)
-        factor = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
-        return scale_rows(X, factor), bound
+        """Rows scaled to norm at most ``data_norm`` (see ``bound_rows``)."""
+        return bound_rows(X, self.data_norm)
 
     def _targets(self, y):  # pragma: no cover - abstract
         """``(Y, classes, extra)``: the targets as a matrix of margins' labels."""

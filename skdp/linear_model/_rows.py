@@ -12,7 +12,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils._privacy import warn_data_derived
+
 __all__ = [
+    "bound_rows",
     "as_csr",
     "row_norms",
     "row_terms",
@@ -83,6 +86,35 @@ def scale_rows(X, factor: np.ndarray):
         data = X.data * np.repeat(factor, np.diff(X.indptr))
         return sp.csr_matrix((data, X.indices.copy(), X.indptr.copy()), shape=X.shape)
     return X * factor[:, None]
+
+
+def bound_rows(X, data_norm: float | None):
+    """Rows scaled to L2 norm at most ``data_norm``, and the bound used.
+
+    ``data_norm=None`` reads the largest row norm from ``X`` (with a
+    :class:`~skdp.exceptions.PrivacyLeakWarning`) and returns ``X`` as it
+    is; an overflowing norm is refused (before any charge). ``X`` is not
+    modified.
+    """
+    norms = row_norms(X)
+    if data_norm is None:
+        bound = float(norms.max(initial=0.0))
+        warn_data_derived(
+            "data_norm",
+            "the largest L2 norm of a row",
+            "pass data_norm, a public bound on the row norms (e.g. 1.0 "
+            "after sklearn.preprocessing.Normalizer)",
+        )
+        if not np.isfinite(bound):
+            raise ValueError(
+                "data_norm=None reads the largest row norm from X, but a row "
+                "norm overflows float64; pass data_norm, a public bound."
+            )
+        # Any positive bound is valid for all-zero data.
+        return X, bound if bound > 0 else 1.0
+    bound = float(data_norm)
+    factor = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+    return scale_rows(X, factor), bound
 
 
 def with_constant_column(X, value: float):
