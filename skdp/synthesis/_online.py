@@ -34,10 +34,15 @@ _MAX_DATA_VALUES = 100
 #: of the sparse vector test (see Notes).
 _THRESHOLD_FACTOR = 4.0
 
-#: Largest multiplicative-weights step of the projection update, and the
-#: bisection steps that find it (to about 2**-40 of the bracket).
+#: Largest multiplicative-weights step of the projection update; the
+#: iterations and tolerance of the search for it.
 _MAX_STEP = 30.0
-_BISECTION_STEPS = 46
+_PROJECTION_ITERATIONS = 100
+_PROJECTION_TOLERANCE = 1e-12
+#: The projection update replays the earlier measurements (one sweep of
+#: projections after each update) while max_updates * n_cells is at most this
+#: (the measured queries are kept: 8 bytes an entry).
+_REPLAY_MAX_ENTRIES = 2**25
 
 _CLOSED_MESSAGE = (
     "OnlinePMW.answer failed after the budget was charged; the mechanism no "
@@ -58,28 +63,29 @@ def _projection_step(p: np.ndarray, q: np.ndarray, target: float) -> float:
     """The step eta with q . (p exp(eta q)) / Z = target: a KL projection.
 
     ``q . p(eta)`` increases with ``eta`` (its derivative is the variance of
-    ``q`` under ``p(eta)``), so bisection on a bracket finds it; the step is
-    capped at +-``_MAX_STEP``, which also covers targets at the ends of
-    ``[min q, max q]`` (reached only as eta goes to infinity).
+    ``q`` under ``p(eta)``): Newton's method from 0, kept inside a shrinking
+    bracket by bisection. The step is capped at +-``_MAX_STEP``, which also
+    covers targets at the ends of ``[min q, max q]`` (reached only as eta
+    goes to infinity).
     """
-
-    def mean(eta):
+    low, high, eta = -_MAX_STEP, _MAX_STEP, 0.0
+    for _ in range(_PROJECTION_ITERATIONS):
         z = eta * q
         w = p * np.exp(z - z.max())
-        return float(w @ q / w.sum())
-
-    low, high = -_MAX_STEP, _MAX_STEP
-    if mean(high) <= target:
-        return high
-    if mean(low) >= target:
-        return low
-    for _ in range(_BISECTION_STEPS):
-        middle = 0.5 * (low + high)
-        if mean(middle) < target:
-            low = middle
+        w /= w.sum()
+        mean = float(w @ q)
+        if abs(mean - target) <= _PROJECTION_TOLERANCE:
+            break
+        if mean < target:
+            low = eta
         else:
-            high = middle
-    return 0.5 * (low + high)
+            high = eta
+        variance = float(w @ (q * q)) - mean * mean
+        newton = eta + (target - mean) / variance if variance > 0 else math.inf
+        eta = newton if low < newton < high else 0.5 * (low + high)
+        if high - low <= _PROJECTION_TOLERANCE:
+            break
+    return eta
 
 
 def _sorted_values(values) -> tuple:
@@ -145,7 +151,10 @@ class OnlinePMW(PrivateEstimatorMixin):
         :math:`\\alpha`). ``None`` takes the step that makes the updated
         distribution answer the query with the noisy measurement (the KL
         projection onto :math:`\\{p : q \\cdot p = a\\}`, found by
-        bisection, :math:`|\\eta| \\le 30`), which corrects a measured
+        Newton's method, :math:`|\\eta| \\le 30`), then replays the earlier
+        measurements, one projection each, oldest first (iterative scaling,
+        as MWEM replays its history), while ``max_updates * n_cells`` is at
+        most ``2**25`` (the measured queries are kept). It corrects a measured
         query in one update instead of many.
     svt_fraction : float, default=0.5
         Share of ``epsilon`` spent by the sparse vector test, in (0, 1); the
@@ -381,6 +390,8 @@ class OnlinePMW(PrivateEstimatorMixin):
             self.__dict__.pop(name, None)
         for name in ("_distribution", "_log_weights", "_universe", "_sizes"):
             self.__dict__.pop(name, None)
+        for name in ("_measurements",):
+            self.__dict__.pop(name, None)
 
     def _privacy_label(self) -> str:
         return f"OnlinePMW(epsilon={self.epsilon!r}, max_updates={self.max_updates!r})"
@@ -575,6 +586,16 @@ class OnlinePMW(PrivateEstimatorMixin):
                 SelfComposedEvent(measure.event, c, label="OnlinePMW measurements"),
             )
         )
+        replay = (
+            self.learning_rate is None
+            and c * prepared["n_cells"] <= _REPLAY_MAX_ENTRIES
+        )
+        if replay:
+            check_memory(
+                8.0 * c * prepared["n_cells"],
+                f"OnlinePMW's {c} measured queries over {prepared['n_cells']} cells",
+                "lower max_updates",
+            )
         return FitPlan(
             event,
             0.0,
@@ -585,6 +606,7 @@ class OnlinePMW(PrivateEstimatorMixin):
                 "threshold": threshold,
                 "scales": scales,
                 "max_updates": c,
+                "replay": replay,
             },
         )
 
@@ -601,6 +623,7 @@ class OnlinePMW(PrivateEstimatorMixin):
         self._log_weights = np.zeros(n_cells)
         self._distribution = np.full(n_cells, 1.0 / n_cells)
         self._universe = None
+        self._measurements = [] if settings["replay"] else None
         self._sizes = prepared["sizes"]
         self.domain_ = prepared["domain"]
         self.n_cells_ = n_cells
@@ -758,11 +781,21 @@ class OnlinePMW(PrivateEstimatorMixin):
         return measured
 
     def _update(self, q: np.ndarray, measured: float, synthetic: float) -> None:
-        """Multiplicative weights towards the noisy measurement (post-processing)."""
-        if self.learning_rate_ is None:
-            step = _projection_step(self._distribution, q, measured)
-        else:  # Hardt-Rothblum: a fixed step in the direction of the error
-            step = math.copysign(self.learning_rate_, measured - synthetic)
+        """Multiplicative weights towards the noisy measurements (post-processing)."""
+        if self.learning_rate_ is not None:
+            # Hardt-Rothblum: a fixed step in the direction of the error.
+            self._step(q, math.copysign(self.learning_rate_, measured - synthetic))
+            return
+        if self._measurements is None:
+            self._step(q, _projection_step(self._distribution, q, measured))
+            return
+        # Iterative scaling: project on every measurement so far, the new one
+        # last (Bregman's cyclic projections; MWEM replays its history too).
+        self._measurements.append((q.copy(), measured))
+        for old_q, old_value in self._measurements:
+            self._step(old_q, _projection_step(self._distribution, old_q, old_value))
+
+    def _step(self, q: np.ndarray, step: float) -> None:
         self._log_weights = self._log_weights + step * q
         shifted = np.exp(self._log_weights - self._log_weights.max())
         self._distribution = shifted / shifted.sum()
@@ -780,6 +813,7 @@ class OnlinePMW(PrivateEstimatorMixin):
         """
         self._check_fitted()
         self._histogram = None
+        self._measurements = None  # no update will replay them
         self._noisy_threshold = None
         self._source = None
         self._plans = None

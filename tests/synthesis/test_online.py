@@ -342,7 +342,7 @@ def test_projection_step_hits_the_target():
     eta = _projection_step(p, q, 0.8)
     w = p * np.exp(eta * q)
     assert w @ q / w.sum() == pytest.approx(0.8, abs=1e-9)
-    assert _projection_step(p, q, 1.0) == 30.0  # the end: the capped step
+    assert _projection_step(p, q, 1.0) == pytest.approx(30.0)  # the capped step
 
 
 def test_repr_and_params():
