@@ -426,7 +426,7 @@ class OnlinePMW(PrivateEstimatorMixin):
             )
         if self.domain is not None and (
             isinstance(self.domain, str | bytes | dict)
-            or not isinstance(self.domain, Sequence)
+            or not isinstance(self.domain, Sequence | np.ndarray)
         ):
             raise TypeError(
                 "domain must be a list with one sequence of values per column, "

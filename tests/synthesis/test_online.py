@@ -301,6 +301,16 @@ def test_non_numeric_domains():
     assert 0 <= pmw.answer(lambda cells: cells[:, 0] == "a") <= 1
 
 
+def test_dataframes_and_array_domains():
+    pd = pytest.importorskip("pandas")
+    rows = _lecture_rows(400)
+    frame = pd.DataFrame(rows, columns=["a", "b", "c"]).astype("category")
+    from_frame = OnlinePMW(np.array(BITS), random_state=0).fit(frame)
+    from_array = OnlinePMW(BITS, random_state=0).fit(rows)
+    q = np.linspace(0, 1, 8)
+    assert from_frame.answer(q) == from_array.answer(q)
+
+
 def test_reproducible_with_a_seed():
     rows = _lecture_rows(3000)
     queries = make_lecture_example(random_state=0).queries
