@@ -16,7 +16,7 @@ from ..exceptions import BudgetExceededError, LedgerError
 from ._accountant import CompositionReport, PrivacyAccountant
 from ._composition import Accountant
 from ._events import PrivacyEvent
-from ._ledger import LedgerEntry, LedgerStore, MemoryLedger
+from ._ledger import LedgerEntry, LedgerStore, MemoryLedger, backup_entries
 from ._sqlite_ledger import SQLiteLedger
 
 __all__ = ["PrivacyBudget"]
@@ -473,7 +473,7 @@ class PrivacyBudget:
         if hasattr(store, "backup"):
             store.backup(path)
         else:
-            MemoryLedger.backup(store, path)  # any store: its entries, copied
+            backup_entries(store, path)  # any store: its entries, copied
 
     # -- reporting ---------------------------------------------------------
     @property
