@@ -17,6 +17,7 @@ from ._accountant import CompositionReport, PrivacyAccountant
 from ._composition import Accountant
 from ._events import PrivacyEvent
 from ._ledger import LedgerEntry, LedgerStore, MemoryLedger
+from ._postgres_ledger import PostgreSQLLedger, is_postgres_url
 from ._sqlite_ledger import SQLiteLedger
 
 __all__ = ["PrivacyBudget"]
@@ -225,7 +226,9 @@ class PrivacyBudget:
         LedgerError
             If there is no ledger at that path or it cannot be read.
         """
-        if isinstance(ledger, str | os.PathLike):
+        if is_postgres_url(ledger):
+            ledger = PostgreSQLLedger(ledger)
+        elif isinstance(ledger, str | os.PathLike):
             ledger = SQLiteLedger(ledger)
         epsilon, delta = ledger.limits
         return cls(epsilon, delta, accountant=accountant, ledger=ledger)
@@ -509,6 +512,8 @@ class PrivacyBudget:
 def _open_store(ledger, epsilon: float, delta: float) -> LedgerStore:
     if ledger is None:
         return MemoryLedger(epsilon, delta)
+    if is_postgres_url(ledger):
+        return PostgreSQLLedger(ledger, epsilon, delta)
     if isinstance(ledger, str | os.PathLike):
         return SQLiteLedger(ledger, epsilon, delta)
     if not isinstance(ledger, LedgerStore):
