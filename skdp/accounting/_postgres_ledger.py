@@ -373,7 +373,16 @@ class PostgreSQLLedger:
 
     # -- reading and writing -----------------------------------------------
     def _read(self, conn, *, lock: bool) -> list[LedgerEntry]:
-        """Verify the whole ledger against its chain and head; return it."""
+        """Verify the whole ledger against its chain and head; return it.
+
+        With ``lock``, the ledger's row is locked first, so nothing is
+        appended until the transaction ends and each statement's snapshot
+        (READ COMMITTED) sees the same ledger. Without it, the transaction
+        must be REPEATABLE READ (one snapshot), else an append committing
+        between the two SELECTs would look like a head that lags the rows.
+        """
+        if not lock:
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         row = conn.execute(
             f"SELECT ledger_id, epsilon, delta, head_count, head_hash FROM {_META} "
             "WHERE name = %s" + (" FOR UPDATE" if lock else ""),
