@@ -302,11 +302,23 @@ class PostgreSQLLedger:
                     self._conn = None
                 raise self._fail(doing, exc) from None
 
+    @staticmethod
+    def _tables_exist(conn) -> bool:
+        found = conn.execute(
+            "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL",
+            (_META, _ENTRIES),
+        ).fetchone()
+        return bool(found[0])
+
     def _open_or_create(self, wanted):
         def body(conn):
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            for statement in _SCHEMA:
-                conn.execute(statement)
+            if not self._tables_exist(conn):
+                # Created once, by whoever comes first; later clients need no
+                # CREATE privilege (analysts may only read and append).
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+                if not self._tables_exist(conn):
+                    for statement in _SCHEMA:
+                        conn.execute(statement)
             row = conn.execute(
                 f"SELECT format, ledger_id, epsilon, delta FROM {_META} "
                 "WHERE name = %s FOR UPDATE",

@@ -177,3 +177,31 @@ def test_spend_fails_cleanly_when_the_server_goes_away(postgres_url):
         budget.spend(LaplaceEvent(0.25))
     # The next call reconnects; the failed spend was not recorded.
     assert [e.label for e in budget.ledger] == ["x"]
+
+
+def test_an_analyst_who_may_only_read_and_append_can_spend(postgres_url):
+    """The grants of the user guide suffice, and forbid rewriting entries."""
+    import re
+
+    import psycopg
+
+    PostgreSQLLedger(postgres_url, 1.0, 0.0, name=_name())  # tables exist
+    role, password = f"analyst_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        try:
+            admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+        except psycopg.errors.InsufficientPrivilege:
+            pytest.skip("the test database's user may not create roles")
+        try:
+            admin.execute(f"GRANT SELECT, INSERT, UPDATE ON skdp_ledger_meta TO {role}")
+            admin.execute(f"GRANT SELECT, INSERT ON skdp_ledger_entries TO {role}")
+            url = re.sub(r"//[^@/]*@", f"//{role}:{password}@", postgres_url)
+            budget = PrivacyBudget(1.0, ledger=f"{url}#{_name()}")
+            budget.spend(LaplaceEvent(0.5), label="analyst")
+            assert budget.spent() == (0.5, 0.0)
+            with psycopg.connect(url, autocommit=True) as analyst:
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    analyst.execute("UPDATE skdp_ledger_entries SET label = 'x'")
+        finally:
+            admin.execute(f"DROP OWNED BY {role}")
+            admin.execute(f"DROP ROLE {role}")
