@@ -90,7 +90,11 @@ class PrivacyBudget:
         from the same budget, every spend is on disk before the noisy result
         is released, and the file keeps the record after the program ends. An
         existing ledger must have been created with the same ``epsilon`` and
-        ``delta`` (see :meth:`from_ledger` to reopen one with its own). Any
+        ``delta`` (see :meth:`from_ledger` to reopen one with its own). A
+        ``postgresql://`` (or ``postgres://``) URL opens a
+        :class:`~skdp.accounting.PostgreSQLLedger` instead, for workers on
+        several machines (``#name`` at the end picks one of several ledgers
+        in the database; needs ``skdp[postgresql]``). Any
         other object implementing :class:`~skdp.accounting.LedgerStore` (for
         example a server-backed ledger) is used as given.
 
@@ -211,7 +215,9 @@ class PrivacyBudget:
         Parameters
         ----------
         ledger : str, os.PathLike or LedgerStore
-            Path of a :class:`~skdp.accounting.SQLiteLedger` file, or a store.
+            Path of a :class:`~skdp.accounting.SQLiteLedger` file, a
+            ``postgresql://`` URL of a
+            :class:`~skdp.accounting.PostgreSQLLedger`, or a store.
         accountant : Accountant, default=None
             As in the constructor.
 
