@@ -82,10 +82,11 @@ class PrivacyBudget:
         exact Gaussian profile and basic composition, for skdp's
         neighbouring relation (replace one row).
     ledger : str, os.PathLike or LedgerStore, default=None
-        Where spends are recorded. ``None`` keeps them in this process's
-        memory (moved to a temporary file on this machine the first time the
-        budget is sent to another process, see Notes). A path opens or
-        creates a :class:`~skdp.accounting.SQLiteLedger` there: every
+        Where spends are recorded. ``None`` (or ``":memory:"``) keeps them in
+        this process's memory (moved to a temporary file on this machine the
+        first time the budget is sent to another process, see Notes). A path
+        (``~`` means your home directory) opens or creates a
+        :class:`~skdp.accounting.SQLiteLedger` there: every
         process, joblib worker and Dask worker that can open the file spends
         from the same budget, every spend is on disk before the noisy result
         is released, and the file keeps the record after the program ends. An
@@ -439,6 +440,50 @@ class PrivacyBudget:
             return False
         return True
 
+    def backup(self, path: str | os.PathLike[str]) -> None:
+        """Write a consistent copy of the ledger to the new SQLite file ``path``.
+
+        For a :class:`~skdp.accounting.SQLiteLedger` this is SQLite's online
+        backup (:meth:`SQLiteLedger.backup
+        <skdp.accounting.SQLiteLedger.backup>`): one committed state of the
+        file, taken while other processes keep spending, with the same
+        identifier, limits and hash chain. For a budget kept in memory, or
+        any store without a ``backup`` method, the entries read at once are
+        written to a new SQLite ledger with the budget's limits. Either way
+        the copy opens with :meth:`from_ledger` and verifies. Spending from a
+        copy while the original is in use splits the budget in two: a copy is
+        for safekeeping and for restoring.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A file that does not exist yet (``~`` is expanded).
+
+        Raises
+        ------
+        FileExistsError
+            If ``path`` exists; a backup never overwrites a file.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from skdp import PrivacyBudget
+        >>> from skdp.accounting import LaplaceEvent
+        >>> directory = tempfile.TemporaryDirectory()
+        >>> budget = PrivacyBudget(1.0, ledger=os.path.join(directory.name, "l.db"))
+        >>> _ = budget.spend(LaplaceEvent(0.25), label="count")
+        >>> budget.backup(os.path.join(directory.name, "copy.db"))
+        >>> copy = PrivacyBudget.from_ledger(os.path.join(directory.name, "copy.db"))
+        >>> copy.spent(), [entry.label for entry in copy.ledger]
+        ((0.25, 0.0), ['count'])
+        >>> copy.store.close(); budget.store.close(); directory.cleanup()
+        """
+        store = self._store
+        if hasattr(store, "backup"):
+            store.backup(path)
+        else:
+            MemoryLedger.backup(store, path)  # any store: its entries, copied
+
     # -- reporting ---------------------------------------------------------
     @property
     def ledger(self) -> list[LedgerEntry]:
@@ -521,7 +566,9 @@ def _open_store(ledger, epsilon: float, delta: float) -> LedgerStore:
     if is_postgres_url(ledger):
         return PostgreSQLLedger(ledger, epsilon, delta)
     if isinstance(ledger, str | os.PathLike):
-        return SQLiteLedger(ledger, epsilon, delta)
+        if os.fspath(ledger) == ":memory:":
+            return MemoryLedger(epsilon, delta)
+        return SQLiteLedger(ledger, epsilon, delta)  # expands "~"
     if not isinstance(ledger, LedgerStore):
         raise TypeError(
             "ledger must be None, a path or a LedgerStore (an object with "

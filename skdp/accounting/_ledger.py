@@ -179,6 +179,25 @@ class MemoryLedger:
             self._entries.append(entry)
             return entry
 
+    def backup(self, path: str | os.PathLike[str]) -> None:
+        """Write the entries to a new :class:`~skdp.accounting.SQLiteLedger`.
+
+        The file at ``path`` (which must not exist) gets this ledger's limits
+        and entries (with their timestamps) under a new identifier. Also used
+        by :meth:`PrivacyBudget.backup <skdp.PrivacyBudget.backup>` for any
+        store without a ``backup`` method of its own.
+        """
+        from ._sqlite_ledger import SQLiteLedger, _expand, _refuse_existing
+
+        target = _expand(path)
+        _refuse_existing(target)
+        entries = self.entries()  # one read: a consistent list
+        copy = SQLiteLedger(target, *self.limits)
+        try:
+            copy.import_entries(entries)
+        finally:
+            copy.close()
+
     def move_to(self, store: _ImportingStore) -> LedgerStore:
         """Copy every entry into the empty ``store`` and forward to it from now on.
 

@@ -116,21 +116,23 @@ def test_unwritable_location_raises_ledger_error(tmp_path):
         PrivacyBudget(1.0, ledger=tmp_path / "no such directory" / "ledger.db")
 
 
-def test_file_is_in_wal_mode_and_commits_are_fully_synced(path):
+def test_file_is_in_rollback_journal_mode_and_commits_are_fully_synced(path):
     budget = PrivacyBudget(1.0, ledger=path)
     budget.spend(LaplaceEvent(0.1))
     assert budget.store.path == str(path)
     assert budget.store._conn.execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    # No side file holds part of the ledger: the database file is all of it.
+    assert sorted(p.name for p in path.parent.iterdir()) == ["ledger.db"]
 
 
-def test_rollback_journal_mode_for_network_filesystems(path):
-    ledger = SQLiteLedger(path, 1.0, 0.0, journal_mode="delete")
+def test_wal_mode_on_request(path):
+    ledger = SQLiteLedger(path, 1.0, 0.0, journal_mode="wal")
     budget = PrivacyBudget(1.0, ledger=ledger)
     budget.spend(LaplaceEvent(0.4))
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert PrivacyBudget.from_ledger(path).spent() == (0.4, 0.0)
     with pytest.raises(ValueError, match="journal_mode"):
         SQLiteLedger(path, journal_mode="memory")
