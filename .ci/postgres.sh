@@ -91,7 +91,7 @@ start() {
     [[ ${#as_owner[@]} -eq 0 ]] || chown "$owner" "$dir/pwfile"
     chmod 600 "$dir/pwfile"
     "${as_owner[@]}" "$bindir/initdb" -D "$dir/data" -U skdp --pwfile="$dir/pwfile" \
-        --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 \
+        --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --no-locale \
         >"$dir/initdb.log" 2>&1 || {
         cat "$dir/initdb.log" >&2
         say "!! initdb failed"

@@ -453,7 +453,18 @@ class PostgreSQLLedger:
             self._transaction("read", lambda conn: self._read(conn, lock=False))
         )
 
-    def _insert(self, conn, entries: list[LedgerEntry]) -> None:
+    def head(self) -> tuple[int, str]:
+        """``(count, hash)`` of the verified chain: note it to detect rollbacks.
+
+        A ledger that later shows fewer entries, or another hash at that
+        count, was rolled back or rebuilt (as for
+        :meth:`SQLiteLedger.head <skdp.accounting.SQLiteLedger.head>`).
+        """
+        with self._process_lock():
+            entries = self.entries()
+            return len(entries), (self._hashes[-1] if self._hashes else self._genesis)
+
+    def _insert(self, conn, entries: list[LedgerEntry]) -> list[str]:
         """Append ``entries`` after the cached ones and move the head."""
         head = self._hashes[-1] if self._hashes else self._genesis
         hashes = []

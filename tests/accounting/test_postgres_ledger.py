@@ -205,3 +205,16 @@ def test_an_analyst_who_may_only_read_and_append_can_spend(postgres_url):
         finally:
             admin.execute(f"DROP OWNED BY {role}")
             admin.execute(f"DROP ROLE {role}")
+
+
+def test_head_and_backup_to_a_sqlite_file(postgres_url, tmp_path):
+    budget = PrivacyBudget(1.0, 1e-6, ledger=f"{postgres_url}#{_name()}")
+    assert budget.store.head()[0] == 0
+    budget.spend(LaplaceEvent(0.25), label="x")
+    budget.spend(LaplaceEvent(0.5), label="y")
+    count, head = budget.store.head()
+    assert count == 2 and head == budget.store._hashes[-1]
+    budget.backup(tmp_path / "copy.db")
+    copy = PrivacyBudget.from_ledger(tmp_path / "copy.db")
+    assert (copy.epsilon, copy.delta) == (1.0, 1e-6)
+    assert copy.ledger == budget.ledger
