@@ -51,11 +51,16 @@ _SET_HEAD = f"INSERT OR REPLACE INTO {_META} (key, value) VALUES (?, ?)"
 def _expand(path: str | os.PathLike[str]) -> str:
     """Absolute path of ``path``, with ``~`` expanded to the user's home."""
     path = os.fspath(path)
-    if path == ":memory:" or path.startswith("file:"):
+    if path == ":memory:":
         raise ValueError(
-            f"{path!r} is not a ledger file: SQLiteLedger needs the path of a "
+            "':memory:' is not a ledger file: SQLiteLedger needs the path of a "
             "file that every process can open. For a ledger in this process's "
             "memory use PrivacyBudget(epsilon, delta) (or ledger=':memory:')."
+        )
+    if path.startswith("file:"):
+        raise ValueError(
+            f"{path!r} looks like a SQLite URI; give SQLiteLedger the plain "
+            "path of the ledger file (it chooses its own connection options)."
         )
     return os.path.abspath(os.path.expanduser(path))
 

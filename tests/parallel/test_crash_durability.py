@@ -78,8 +78,13 @@ def test_spender_killed_inside_a_spend(where, recorded, tmp_path):
     child.join(timeout=DEADLINE)
     assert child.exitcode == -signal.SIGKILL
 
+    # The database file alone holds every committed spend (no -wal to lose).
+    (tmp_path / "copy").mkdir()
+    shutil.copyfile(path, tmp_path / "copy" / "ledger.db")
     labels = [e.label for e in PrivacyBudget.from_ledger(path).ledger]
     assert labels == (["kept", "doomed"] if recorded else ["kept"])
+    copied = PrivacyBudget.from_ledger(tmp_path / "copy" / "ledger.db").ledger
+    assert [e.label for e in copied] == labels
     assert [e.label for e in budget.ledger] == labels
     # The dead process's lock went with it: a spend goes through (a stuck
     # lock would raise LedgerError after this 5 s timeout).
