@@ -17,6 +17,7 @@ from ._accountant import CompositionReport, PrivacyAccountant
 from ._composition import Accountant
 from ._events import PrivacyEvent
 from ._ledger import LedgerEntry, LedgerStore, MemoryLedger, backup_entries
+from ._postgres_ledger import PostgreSQLLedger, is_postgres_url
 from ._sqlite_ledger import SQLiteLedger
 
 __all__ = ["PrivacyBudget"]
@@ -90,7 +91,11 @@ class PrivacyBudget:
         from the same budget, every spend is on disk before the noisy result
         is released, and the file keeps the record after the program ends. An
         existing ledger must have been created with the same ``epsilon`` and
-        ``delta`` (see :meth:`from_ledger` to reopen one with its own). Any
+        ``delta`` (see :meth:`from_ledger` to reopen one with its own). A
+        ``postgresql://`` (or ``postgres://``) URL opens a
+        :class:`~skdp.accounting.PostgreSQLLedger` instead, for workers on
+        several machines (``#name`` at the end picks one of several ledgers
+        in the database; needs ``skdp[postgresql]``). Any
         other object implementing :class:`~skdp.accounting.LedgerStore` (for
         example a server-backed ledger) is used as given.
 
@@ -211,7 +216,9 @@ class PrivacyBudget:
         Parameters
         ----------
         ledger : str, os.PathLike or LedgerStore
-            Path of a :class:`~skdp.accounting.SQLiteLedger` file, or a store.
+            Path of a :class:`~skdp.accounting.SQLiteLedger` file, a
+            ``postgresql://`` URL of a
+            :class:`~skdp.accounting.PostgreSQLLedger`, or a store.
         accountant : Accountant, default=None
             As in the constructor.
 
@@ -226,7 +233,9 @@ class PrivacyBudget:
         LedgerError
             If there is no ledger at that path or it cannot be read.
         """
-        if isinstance(ledger, str | os.PathLike):
+        if is_postgres_url(ledger):
+            ledger = PostgreSQLLedger(ledger)
+        elif isinstance(ledger, str | os.PathLike):
             ledger = SQLiteLedger(ledger)
         epsilon, delta = ledger.limits
         return cls(epsilon, delta, accountant=accountant, ledger=ledger)
@@ -554,6 +563,8 @@ class PrivacyBudget:
 def _open_store(ledger, epsilon: float, delta: float) -> LedgerStore:
     if ledger is None:
         return MemoryLedger(epsilon, delta)
+    if is_postgres_url(ledger):
+        return PostgreSQLLedger(ledger, epsilon, delta)
     if isinstance(ledger, str | os.PathLike):
         if os.fspath(ledger) == ":memory:":
             return MemoryLedger(epsilon, delta)
