@@ -34,7 +34,13 @@ from ._domain import (
     encode_columns,
 )
 from ._models import DenseModel
-from ._mwem import plan_measurement, plan_privacy, run_mwem
+from ._mwem import (
+    RoundSettings,
+    plan_measurement,
+    plan_privacy,
+    run_mwem,
+    workload_weights,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,6 +61,11 @@ _ROUND_ITER = 30
 # inverse-variance weights of the estimation step would underflow.
 _MAX_NOISE_FRACTION = 1e100
 _FINAL_ITER = 100
+# Default planned rounds of the adaptive schedule (public constants, chosen
+# on the Adult benchmark: benchmarks/pmw_adult.py).
+_ADAPTIVE_ROUNDS_PER_COLUMN = 16
+_ADAPTIVE_MIN_ROUNDS = 32
+_ADAPTIVE_QUERY_ROUNDS = 80
 
 _PAIRED_WITH_TARGET = (
     "PMWSynthesizer is an intermediate step of a pipeline (or a column "
@@ -129,8 +140,21 @@ class PMWSynthesizer(
         * ``None``: all 2- and 3-way marginals (3-way ones only while there
           are at most 1000 marginals in all).
     n_rounds : int or None, default=None
-        Rounds of select-measure-update. ``None``: 20 with a query matrix,
-        else ``max(16, n_features)``.
+        Rounds of select-measure-update. With ``schedule="fixed"``, the
+        number of rounds; ``None``: 20 with a query matrix, else
+        ``max(16, n_features)``. With ``schedule="adaptive"``, the planned
+        rounds that set the first round's share of the budget, and the most
+        that are run (annealing spends the budget in fewer); ``None``: 80
+        with a query matrix, else ``_ADAPTIVE_ROUNDS_PER_COLUMN *
+        n_features``, at least 32 (see Notes).
+    schedule : {"adaptive", "fixed"}, default="adaptive"
+        How the budget is spread over the rounds. ``"adaptive"`` (AIM's,
+        McKenna et al. 2022): selection scores weighted by the workload and
+        penalised by each marginal's expected noise, a round's budget
+        raised when its measurement taught the model less than its noise,
+        and rounds run until the budget is spent (see Notes).
+        ``"fixed"``: ``n_rounds`` equal rounds, unweighted scores (the
+        original MWEM schedule, and this class's behaviour before 0.x).
     bounds : dict, list or tuple or None, default=None
         Public ``(low, high)`` of numeric columns, which are cut into
         ``n_bins`` equal-width bins; values outside are clipped into the
@@ -182,7 +206,7 @@ class PMWSynthesizer(
         in order.
     privacy_plan_ : PrivacyPlan
         Per-step budget: selection epsilon, noise multiplier or Laplace
-        epsilon.
+        epsilon (of the first round with ``schedule="adaptive"``).
     privacy_event_ : ComposedEvent
         Everything the fit spent.
     epsilon_, delta_ : float
@@ -307,6 +331,7 @@ class PMWSynthesizer(
         "noise": [StrOptions({"gaussian", "laplace"})],
         "workload": ["array-like", None],
         "n_rounds": [Interval(Integral, 1, None, closed="left"), None],
+        "schedule": [StrOptions({"adaptive", "fixed"})],
         "bounds": [dict, list, tuple, None],
         "categories": [dict, list, None],
         "n_bins": [Interval(Integral, 1, None, closed="left")],
@@ -325,6 +350,7 @@ class PMWSynthesizer(
         noise: Literal["gaussian", "laplace"] = "gaussian",
         workload: list[tuple[Any, ...]] | ArrayLike | None = None,
         n_rounds: int | None = None,
+        schedule: Literal["adaptive", "fixed"] = "adaptive",
         bounds: TableBounds | None = None,
         categories: TableCategories | None = None,
         n_bins: int = 10,
@@ -339,6 +365,7 @@ class PMWSynthesizer(
         self.noise = noise
         self.workload = workload
         self.n_rounds = n_rounds
+        self.schedule = schedule
         self.bounds = bounds
         self.categories = categories
         self.n_bins = n_bins
@@ -500,7 +527,10 @@ class PMWSynthesizer(
         if self._is_query_matrix():
             queries = self._query_workload(n_cells)
             n_init, initial = 0, []
-            n_rounds = self.n_rounds or 20
+            n_rounds = self.n_rounds or (
+                20 if self.schedule == "fixed" else _ADAPTIVE_QUERY_ROUNDS
+            )
+            workload = None
         else:
             workload = self._marginal_workload(d, domains)
             closure = set()
@@ -512,7 +542,11 @@ class PMWSynthesizer(
             closure.update((a,) for a in range(d))
             candidates = sorted(closure, key=lambda c: (len(c), c))
             n_init = d
-            n_rounds = self.n_rounds or max(16, d)
+            n_rounds = self.n_rounds or (
+                max(16, d)
+                if self.schedule == "fixed"
+                else max(_ADAPTIVE_MIN_ROUNDS, _ADAPTIVE_ROUNDS_PER_COLUMN * d)
+            )
             initial = [(a,) for a in range(d)]
         codes = encode_columns(columns, domains)
         return {
@@ -525,6 +559,7 @@ class PMWSynthesizer(
             "n_init": n_init,
             "initial": initial,
             "n_rounds": n_rounds,
+            "workload": workload,
             "pandas": dtypes is not None,
         }
 
@@ -557,6 +592,7 @@ class PMWSynthesizer(
             prepared["n_init"],
             prepared["n_rounds"],
             self._accountant(),
+            schedule=self.schedule,
         )
         n = prepared["codes"].shape[0]
         if candidates is None:
@@ -567,6 +603,16 @@ class PMWSynthesizer(
                 for c in list(candidates) + list(prepared["initial"])
             }
             noise_plans = {k: plan_measurement(mwem_plan, k) for k in sorted(cells)}
+        if mwem_plan.schedule == "adaptive":
+            # The noisiest round is the first; the most precise spends the
+            # whole budget at once: if both can be planned, so can every
+            # round in between (checked here, before the charge).
+            precise = RoundSettings.from_unit(mwem_plan.noise, mwem_plan.total)
+            for key in noise_plans:
+                if key == "query":
+                    plan_measurement(precise, 1, query=True)
+                else:
+                    plan_measurement(precise, key)
         largest = max(p.scale * p.gamma for p in noise_plans.values()) / n
         if not largest <= _MAX_NOISE_FRACTION:
             raise ValueError(
@@ -590,6 +636,9 @@ class PMWSynthesizer(
             f"({largest} cells)",
             "lower max_model_size, n_bins or the number of declared categories",
         )
+        weights = None
+        if mwem_plan.schedule == "adaptive" and candidates is not None:
+            weights = workload_weights(prepared["workload"], candidates)
         delta = self.delta if self.noise == "gaussian" else 0.0
         return FitPlan(
             ComposedEvent(mwem_plan.events),
@@ -599,6 +648,7 @@ class PMWSynthesizer(
                 "candidates": candidates,
                 "dense": dense,
                 "noise_plans": noise_plans,
+                "weights": weights,
             },
         )
 
@@ -618,6 +668,7 @@ class PMWSynthesizer(
             verbose=self.verbose,
             noise_plans=dict(plan.settings["noise_plans"]),
             initial=prepared["initial"],
+            weights=plan.settings["weights"],
         )
         self._pandas_input_ = prepared["pandas"]
         self.domains_ = prepared["domains"]
