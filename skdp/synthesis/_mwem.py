@@ -41,6 +41,7 @@ from ._models import DenseModel, JunctionTreeModel, junction_tree_size
 
 __all__ = [
     "PrivacyPlan",
+    "RoundSchedule",
     "RoundSettings",
     "plan_measurement",
     "plan_privacy",
@@ -483,6 +484,77 @@ def _measure(value_counts, noise_plan, plan, source, n):
     return np.asarray(noisy, dtype=float) / n, sigma / n
 
 
+class RoundSchedule:
+    """Each round's settings, and when to stop; spends at most the plan's budget.
+
+    ``"fixed"`` plans: ``plan.n_rounds`` rounds at the plan's settings.
+    ``"adaptive"`` plans (AIM's rule, McKenna et al. 2022, Algorithm 1):
+    the rounds start at the plan's first-round settings (unit ``u``); a
+    round is the last if it is round ``plan.n_rounds`` or the budget left
+    is at most ``2u``, and then spends everything left (less a relative
+    ``1e-9``); after a round, :meth:`end_round` with ``anneal=True``
+    multiplies ``u`` by :data:`ANNEAL_FACTOR`.
+
+    Every round spends ``u <= left / 2`` or ``(1 - 1e-9) left``, so the
+    budget spent never exceeds ``plan.total``, whatever the sequence of
+    annealing decisions; and at most ``plan.n_rounds`` rounds run.
+
+    Parameters
+    ----------
+    plan : PrivacyPlan
+
+    Attributes
+    ----------
+    settings : RoundSettings
+        Of the current (or next) round.
+    spent : float
+        Budget spent so far, including the initial measurements (zCDP rho
+        or pure epsilon).
+    rounds : int
+        Rounds ended.
+    done : bool
+    """
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.adaptive = plan.schedule == "adaptive"
+        self.settings = plan.first_round
+        self.spent = plan.n_init * self.settings.measure_cost
+        self.rounds = 0
+        self.last = False
+        self.done = plan.n_rounds == 0
+
+    def next_round(self):
+        """Settings of the next round and whether it is the last."""
+        self.last = self.rounds + 1 >= self.plan.n_rounds
+        if self.adaptive:
+            left = self.plan.total - self.spent
+            if self.last or left <= 2.0 * self.settings.cost:
+                self.settings = RoundSettings.from_unit(
+                    self.plan.noise, left * (1.0 - _REMAINDER_MARGIN)
+                )
+                self.last = True
+        return self.settings, self.last
+
+    def size_cap(self, max_model_size):
+        """Model cells allowed this round: AIM's share of the budget spent."""
+        if max_model_size is None or not self.adaptive:
+            return max_model_size
+        share = min(1.0, (self.spent + self.settings.cost) / self.plan.total)
+        return max_model_size * share
+
+    def end_round(self, anneal=False):
+        """Record the round's spend; raise the next rounds' budget if ``anneal``."""
+        self.spent += self.settings.cost
+        self.rounds += 1
+        if self.last:
+            self.done = True
+        elif anneal and self.adaptive:
+            self.settings = RoundSettings.from_unit(
+                self.plan.noise, ANNEAL_FACTOR * self.settings.cost
+            )
+
+
 def _expected_abs_noise(settings, *, query=False):
     """Expected absolute noise of one measured cell, in counts (public).
 
@@ -616,8 +688,8 @@ def run_mwem(
         if record is not None:
             record.extend(events)
 
+    schedule = RoundSchedule(plan)
     settings = first
-    spent = 0.0
     initial = [(a,) for a in range(plan.n_init)] if initial is None else initial
     for clique in initial:
         counts = _counts(codes, clique, sizes)
@@ -625,7 +697,6 @@ def run_mwem(
         value, sigma = _measure(counts, noise_plan, settings, source, n)
         estimator.add_marginal(clique, value.reshape(counts.shape), sigma)
         spend(settings.events(select=False))
-        spent += settings.measure_cost
     if plan.n_init:
         estimator.run(round_iter)
 
@@ -637,18 +708,9 @@ def run_mwem(
         true_marginals = _TrueMarginals(codes, sizes, candidates)
 
     selected = []
-    for t in range(plan.n_rounds):
-        last = t + 1 == plan.n_rounds
-        if adaptive:
-            left = plan.total - spent
-            if left <= 2.0 * settings.cost or last:
-                settings = RoundSettings.from_unit(
-                    plan.noise, left * (1.0 - _REMAINDER_MARGIN)
-                )
-                last = True
-        size_cap = max_model_size
-        if adaptive and max_model_size is not None:
-            size_cap = max_model_size * min(1.0, (spent + settings.cost) / plan.total)
+    while not schedule.done:
+        settings, _ = schedule.next_round()
+        size_cap = schedule.size_cap(max_model_size)
         if queries is not None:
             errors = np.abs(true_answers - estimator.model.answer_queries(queries))
             # One counting query in [0, 1] moves by at most 1/n.
@@ -686,28 +748,26 @@ def run_mwem(
             estimator.add_marginal(chosen, value.reshape(counts.shape), sigma)
         estimator.run(round_iter)
         spend(settings.events())
-        spent += settings.cost
+        anneal = False
+        if adaptive:
+            # Post-processing: reads the noisy model and public values only.
+            if queries is not None:
+                after = estimator.model.answer_queries(queries[index : index + 1])
+                expected = _expected_abs_noise(settings, query=True) / n
+            else:
+                after = estimator.model.marginal(chosen)
+                expected = _expected_abs_noise(settings) * before.size / n
+            anneal = float(np.abs(after - before).sum()) <= expected
+        schedule.end_round(anneal)
         if verbose:
             print(
-                f"[PMWSynthesizer] round {t + 1}/{plan.n_rounds}: measured "
-                f"{selected[-1]!r}, "
-                f"model size {estimator.model.size}, spent {spent:.4g}"
-                + (f" of {plan.total:.4g}" if adaptive else "")
-            )
-        if not adaptive:
-            continue
-        if last:
-            break
-        # Annealing (post-processing: the noisy model and public values).
-        if queries is not None:
-            after = estimator.model.answer_queries(queries[index : index + 1])
-            expected = _expected_abs_noise(settings, query=True) / n
-        else:
-            after = estimator.model.marginal(chosen)
-            expected = _expected_abs_noise(settings) * before.size / n
-        if float(np.abs(after - before).sum()) <= expected:
-            settings = RoundSettings.from_unit(
-                plan.noise, ANNEAL_FACTOR * settings.cost
+                f"[PMWSynthesizer] round {schedule.rounds}/{plan.n_rounds}: "
+                f"measured {selected[-1]!r}, model size {estimator.model.size}"
+                + (
+                    f", spent {schedule.spent:.4g} of {plan.total:.4g}"
+                    if adaptive
+                    else ""
+                )
             )
     estimator.run(final_iter)
     return estimator.model, selected, estimator.n_iter
