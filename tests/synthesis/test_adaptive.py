@@ -258,3 +258,19 @@ def test_adaptive_is_accurate_at_large_epsilon():
         truth = _counts(X, c, (4, 4, 3, 3)) / len(X)
         # Measured almost exactly: L1 error well below that of independence.
         assert np.abs(synth.marginal(list(c)) - truth).sum() < 0.03
+
+
+def test_an_accountant_without_zcdp_is_refused_before_the_charge():
+    """A PLD-only budget cannot account the zCDP budget: refused, nothing spent."""
+    from skdp.accounting import PLDAccountant
+
+    budget = PrivacyBudget(3.0, 1e-6, accountant=PLDAccountant())
+    X = _data()
+    categories = [[0, 1, 2, 3]] * 2 + [[0, 1, 2]] * 2
+    with pytest.raises(ValueError, match="schedule='fixed'"):
+        PMWSynthesizer(budget=budget, categories=categories).fit(X)
+    assert budget.ledger == []
+    PMWSynthesizer(
+        budget=budget, categories=categories, schedule="fixed", random_state=0
+    ).fit(X)
+    assert len(budget.ledger) == 1
