@@ -13,6 +13,11 @@ Every round (Hardt, Ligett & McSherry 2012, Algorithm 1):
    Section 4); MWEM's own update is one such step with ``eta = 1/2`` per
    measurement.
 
+The budget per round is fixed in advance (``schedule="fixed"``) or annealed
+as in AIM (McKenna et al. 2022, Algorithm 1; ``schedule="adaptive"``, see
+:class:`RoundSchedule`): the fit then charges one zCDP (or pure-DP) budget
+that bounds every sequence of rounds the stopping rule allows.
+
 All quantities are fractions of the ``n`` rows. Neighbouring datasets differ
 by *replacing one row* (``n`` is public), so one counting query moves by at
 most ``1/n`` and a marginal table (vector of cell fractions) by at most
