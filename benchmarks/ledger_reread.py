@@ -5,7 +5,11 @@ transaction by ``import_entries``), opens a handle on it, and times (median
 of ``--repeats``):
 
 * ``entries()``: a read of an up-to-date handle (nothing new to verify);
-* ``append_if``: one spend (check-and-append, fsync'ed commit);
+* ``entries()`` after another handle (another connection, as another
+  process would be) appended one entry: this read compares every stored
+  entry with the verified ones;
+* ``append_if``: one spend (check-and-append, fsync'ed commit) by the same
+  handle;
 * opening the ledger (verifies the whole chain once).
 
 Run from the repository root::
@@ -61,8 +65,22 @@ def measure(n: int, repeats: int, directory: str) -> dict:
         ledger.append_if(mixed_event(i), f"fit {i}", lambda events: None)
 
     append = _median(spend, repeats)
+    other = SQLiteLedger(path)
+    shared = []
+    for i in range(n + repeats, n + 2 * repeats):
+        other.append_if(mixed_event(i), f"fit {i}", lambda events: None)
+        start = time.perf_counter()
+        ledger.entries()
+        shared.append(time.perf_counter() - start)
+    other.close()
     ledger.close()
-    return {"entries": n, "open": opening, "read": read, "append": append}
+    return {
+        "entries": n,
+        "open": opening,
+        "read": read,
+        "read_after_other": statistics.median(shared),
+        "append": append,
+    }
 
 
 def main(argv=None) -> None:
@@ -70,14 +88,19 @@ def main(argv=None) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 50000])
     parser.add_argument("--repeats", type=int, default=11)
     args = parser.parse_args(argv)
-    print("| entries | open (full chain) | entries() | append_if |")
-    print("|---:|---:|---:|---:|")
+    print(
+        "| entries | open (full chain) | entries() | entries() after another "
+        "writer | append_if |"
+    )
+    print("|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as directory:
         for n in args.sizes:
             row = measure(n, args.repeats, directory)
             print(
                 f"| {n:,} | {1000 * row['open']:.1f} ms | "
-                f"{1000 * row['read']:.2f} ms | {1000 * row['append']:.2f} ms |",
+                f"{1000 * row['read']:.2f} ms | "
+                f"{1000 * row['read_after_other']:.2f} ms | "
+                f"{1000 * row['append']:.2f} ms |",
                 flush=True,
             )
 
