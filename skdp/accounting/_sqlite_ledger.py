@@ -151,13 +151,25 @@ class SQLiteLedger:
     stored chained to the previous entry's hash, starting from a hash of the
     ledger's identifier and limits; the head of the chain (count and last
     hash) is stored with the limits and moves in the same transaction as
-    every insert. Opening a ledger verifies the whole chain; every read
-    verifies the new entries and the head, and checks that the entries this
-    process has already read are still there with the same hash. An entry
-    edited, deleted, reordered or moved from another ledger, a truncated
-    file, or a ledger that went back to an older state while a process had
-    it open (a restored copy, a deleted ``-wal``) raises
-    :class:`~skdp.exceptions.LedgerError` and nothing is spent. The chain is
+    every insert. Opening a ledger verifies the whole chain. Every later
+    read (and every spend, under the write lock) checks the identifier, the
+    limits and the head, verifies the new entries against the chain, and
+    checks that every entry this process has already verified is still
+    stored exactly as it was verified: whenever another connection (another
+    process, another handle, any SQLite client) has committed to the file
+    since this connection last read it, which SQLite reports through
+    ``PRAGMA data_version``, all stored entries are read and compared with
+    the verified ones, value for value; otherwise the file holds only what
+    this connection read and wrote, and just the last entry is re-read. An
+    entry edited (even keeping its length), deleted, reordered or moved from
+    another ledger, a truncated file, or a ledger that went back to an older
+    state while a process had it open (a restored copy, a deleted ``-wal``)
+    raises :class:`~skdp.exceptions.LedgerError` and nothing is spent. The
+    comparison reads the whole ledger once per read after another writer's
+    commit (about 0.3 s for 50,000 entries; a read with no other writer in
+    between costs well under a millisecond). Bytes written into the file
+    without going through SQLite are seen when SQLite sees them (the file's
+    change counter) and at the latest when the ledger is next opened. The chain is
     not a signature: someone who can write the file and runs this code can
     rebuild a consistent chain, and an older copy restored before any
     process opens it is a valid (shorter) ledger. Keep a copy of the head
