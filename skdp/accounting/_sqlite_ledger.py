@@ -165,15 +165,16 @@ class SQLiteLedger:
     another ledger, a truncated file, or a ledger that went back to an older
     state while a process had it open (a restored copy, a deleted ``-wal``)
     raises :class:`~skdp.exceptions.LedgerError` and nothing is spent. The
-    comparison reads the whole ledger once per read after another writer's
-    commit (about 0.3 s for 50,000 entries; a read with no other writer in
-    between costs well under a millisecond). Bytes written into the file
-    without going through SQLite are seen when SQLite sees them (the file's
-    change counter) and at the latest when the ledger is next opened. The chain is
-    not a signature: someone who can write the file and runs this code can
-    rebuild a consistent chain, and an older copy restored before any
-    process opens it is a valid (shorter) ledger. Keep a copy of the head
-    elsewhere (:meth:`head`, or a :meth:`backup`) to detect that.
+    comparison reads the whole ledger, once per read that follows another
+    writer's commit (a few tenths of a second for 50,000 entries; a read with
+    no other writer in between costs well under a millisecond). Bytes
+    written into the file without going through SQLite are seen when SQLite
+    sees them (by the file's change counter), and always when the ledger is
+    next opened. The chain is not a signature: someone who can write the
+    file and runs this code can rebuild a consistent chain, and an older
+    copy restored before any process opens it is a valid (shorter) ledger.
+    Keep a copy of the head elsewhere (:meth:`head`, or a :meth:`backup`) to
+    detect that.
 
     *Durability.* The connection uses ``synchronous=FULL``: a commit is
     fsync'ed before :meth:`append_if` returns, so a recorded spend survives
