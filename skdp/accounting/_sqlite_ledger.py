@@ -151,17 +151,30 @@ class SQLiteLedger:
     stored chained to the previous entry's hash, starting from a hash of the
     ledger's identifier and limits; the head of the chain (count and last
     hash) is stored with the limits and moves in the same transaction as
-    every insert. Opening a ledger verifies the whole chain; every read
-    verifies the new entries and the head, and checks that the entries this
-    process has already read are still there with the same hash. An entry
-    edited, deleted, reordered or moved from another ledger, a truncated
-    file, or a ledger that went back to an older state while a process had
-    it open (a restored copy, a deleted ``-wal``) raises
-    :class:`~skdp.exceptions.LedgerError` and nothing is spent. The chain is
-    not a signature: someone who can write the file and runs this code can
-    rebuild a consistent chain, and an older copy restored before any
-    process opens it is a valid (shorter) ledger. Keep a copy of the head
-    elsewhere (:meth:`head`, or a :meth:`backup`) to detect that.
+    every insert. Opening a ledger verifies the whole chain. Every later
+    read (and every spend, under the write lock) checks the identifier, the
+    limits and the head, verifies the new entries against the chain, and
+    checks that every entry this process has already verified is still
+    stored exactly as it was verified: whenever another connection (another
+    process, another handle, any SQLite client) has committed to the file
+    since this connection last read it, which SQLite reports through
+    ``PRAGMA data_version``, all stored entries are read and compared with
+    the verified ones, value for value; otherwise the file holds only what
+    this connection read and wrote, and just the last entry is re-read. An
+    entry edited (even keeping its length), deleted, reordered or moved from
+    another ledger, a truncated file, or a ledger that went back to an older
+    state while a process had it open (a restored copy, a deleted ``-wal``)
+    raises :class:`~skdp.exceptions.LedgerError` and nothing is spent. The
+    comparison reads the whole ledger, once per read that follows another
+    writer's commit (a few tenths of a second for 50,000 entries; a read with
+    no other writer in between costs well under a millisecond). Bytes
+    written into the file without going through SQLite are seen when SQLite
+    sees them (by the file's change counter), and always when the ledger is
+    next opened. The chain is not a signature: someone who can write the
+    file and runs this code can rebuild a consistent chain, and an older
+    copy restored before any process opens it is a valid (shorter) ledger.
+    Keep a copy of the head elsewhere (:meth:`head`, or a :meth:`backup`) to
+    detect that.
 
     *Durability.* The connection uses ``synchronous=FULL``: a commit is
     fsync'ed before :meth:`append_if` returns, so a recorded spend survives
@@ -232,7 +245,13 @@ class SQLiteLedger:
         self._pid = os.getpid()
         self._lock = threading.RLock()
         self._cache: list[LedgerEntry] = []
+        # The rows behind _cache exactly as SQLite returned them when they
+        # were verified: a later read compares the stored rows with these.
+        self._rows: list[tuple] = []
         self._head: str | None = None  # hash of the last cached entry
+        # PRAGMA data_version of this connection at its last verified read;
+        # None until the connection has read (a new connection compares all).
+        self._data_version: int | None = None
 
     def _uri(self, mode: str) -> str:
         return f"file:{urllib.parse.quote(self.path)}?mode={mode}"
@@ -341,6 +360,7 @@ class SQLiteLedger:
     def _adopt(self, conn: sqlite3.Connection) -> None:
         """Use ``conn`` from now on; remember which files it works with."""
         self._conn = conn
+        self._data_version = None  # versions of different connections differ
         self._file_identity = self._current_identity()
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         # In WAL mode the last commits live in -wal and the locks in -shm;
@@ -463,44 +483,90 @@ class SQLiteLedger:
             "file, so it can no longer be trusted and nothing was recorded."
         )
 
-    def _refresh(self, conn: sqlite3.Connection) -> list[LedgerEntry]:
-        """Bring the cache of entries up to date, verifying the hash chain.
-
-        Entries are append-only: the last entry already read must still be
-        there with its hash, the new ones must continue the chain from it,
-        and the chain must end at the head recorded in the meta table.
-        Called inside a transaction.
-        """
-        where = repr(self.path)
-        n = len(self._cache)
-        head = dict(
-            conn.execute(
-                f"SELECT key, value FROM {_META} "
-                "WHERE key IN ('head_count', 'head_hash')"
-            )
+    def _changed(self, rows: list[tuple]) -> LedgerError:
+        """The error for stored rows that differ from the verified ones."""
+        position = next(
+            (i for i, (a, b) in enumerate(zip(rows, self._rows)) if a != b),
+            min(len(rows), len(self._rows)),
         )
+        return LedgerError(
+            f"The privacy ledger at {self.path!r} no longer holds the "
+            f"{len(self._cache)} entries this process has already read from it: "
+            f"entry {position} was edited, deleted or reordered, or the ledger "
+            "was truncated or restored from another copy, outside skdp after "
+            "this process verified it, so it can no longer be trusted and "
+            "nothing was recorded."
+        )
+
+    def _check_meta(self, meta: dict) -> tuple[int, str]:
+        """Check identity, format and limits; return the recorded head."""
+        where = repr(self.path)
         try:
-            recorded = (int(head["head_count"]), str(head["head_hash"]))
+            limits = (float(meta["epsilon"]), float(meta["delta"]))
         except (KeyError, TypeError, ValueError):
+            limits = None
+        if (
+            meta.get("ledger_id") != self.ledger_id
+            or meta.get("format") != _FORMAT
+            or limits != self.limits
+        ):
+            raise LedgerError(
+                f"The identifier, format or limits of the privacy ledger at "
+                f"{where} were changed outside skdp (expected ledger "
+                f"{self.ledger_id!r} with limits {self.limits!r}), so it can no "
+                "longer be trusted and nothing was recorded."
+            )
+        try:
+            return int(meta["head_count"]), str(meta["head_hash"])
+        except (KeyError, TypeError, ValueError):
+            head = {k: meta.get(k) for k in ("head_count", "head_hash")}
             raise LedgerError(
                 f"The privacy ledger at {where} has no valid recorded head "
                 f"({head!r}): it was edited outside skdp and can no longer be "
                 "trusted."
             ) from None
+
+    def _refresh(self, conn: sqlite3.Connection) -> list[LedgerEntry]:
+        """Bring the cache of entries up to date, verifying the hash chain.
+
+        Entries are append-only. When another connection (any process, any
+        SQLite client) has committed to the file since this connection's last
+        verified read -- ``PRAGMA data_version`` tells, as does a connection
+        that has not read yet -- every stored row is read and the rows
+        already verified must be exactly the ones verified (value for value;
+        no re-hashing). Otherwise the file holds what this connection last
+        read and wrote, and only the last verified entry is re-read. New rows
+        must continue the chain from the last verified entry and the chain
+        must end at the head recorded in the meta table. Called inside a
+        transaction, so every statement reads one snapshot.
+        """
+        where = repr(self.path)
+        n = len(self._cache)
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        recorded = self._check_meta(
+            dict(conn.execute(f"SELECT key, value FROM {_META}"))
+        )
         if recorded[0] < n:
             raise self._rolled_back(recorded[0])
-        rows = conn.execute(
-            f"SELECT idx, label, event, timestamp, hash FROM {_ENTRIES} "
-            "WHERE idx >= ? ORDER BY idx",
-            (max(n - 1, 0),),
-        ).fetchall()
-        if n:
-            last = rows.pop(0) if rows else None
-            if last is None or last[0] != n - 1 or last[4] != self._head:
-                raise self._rolled_back(recorded[0])
-            previous = self._head
+        if version != self._data_version:
+            rows = conn.execute(
+                f"SELECT idx, label, event, timestamp, hash FROM {_ENTRIES} "
+                "ORDER BY idx"
+            ).fetchall()
+            if rows[:n] != self._rows:
+                raise self._changed(rows)
+            del rows[:n]
         else:
-            previous = genesis_hash(self.ledger_id, self.limits)
+            rows = conn.execute(
+                f"SELECT idx, label, event, timestamp, hash FROM {_ENTRIES} "
+                "WHERE idx >= ? ORDER BY idx",
+                (max(n - 1, 0),),
+            ).fetchall()
+            if n:
+                last = rows.pop(0) if rows else None
+                if last != self._rows[-1]:
+                    raise self._changed(self._rows[:-1] + ([last] if last else []))
+        previous = self._head or genesis_hash(self.ledger_id, self.limits)
         try:
             new_head = verify_rows(rows, previous=previous, start=n, where=where)
         except (TypeError, ValueError) as exc:  # e.g. a timestamp made text
@@ -511,7 +577,9 @@ class SQLiteLedger:
             ) from exc
         check_head(n + len(rows), new_head, recorded=recorded, where=where)
         self._cache.extend(self._decode(rows))
+        self._rows.extend(rows)
         self._head = new_head
+        self._data_version = version
         return self._cache
 
     def entries(self) -> list[LedgerEntry]:
@@ -582,6 +650,12 @@ class SQLiteLedger:
                     _SET_HEAD,
                     [("head_count", str(entry.index + 1)), ("head_hash", digest)],
                 )
+                # The row as SQLite stores it, for later reads to compare with.
+                row = conn.execute(
+                    f"SELECT idx, label, event, timestamp, hash FROM {_ENTRIES} "
+                    "WHERE idx = ?",
+                    (entry.index,),
+                ).fetchone()
                 conn.execute("COMMIT")
             except BaseException as exc:
                 if conn.in_transaction:
@@ -590,6 +664,7 @@ class SQLiteLedger:
                     raise self._fail("write to", exc) from exc
                 raise
             self._cache.append(entry)
+            self._rows.append(row)
             self._head = digest
             return entry
 

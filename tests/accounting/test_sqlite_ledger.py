@@ -191,6 +191,14 @@ def _sql(path, *statements):
     conn.close()
 
 
+def _sql_rows(path):
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(f"SELECT * FROM {E} ORDER BY idx").fetchall()
+    finally:
+        conn.close()
+
+
 def _three_spends(path):
     budget = PrivacyBudget(1.0, ledger=path)
     for k, eps in enumerate([0.5, 0.2, 0.1]):
@@ -321,6 +329,70 @@ def test_head_names_the_verified_chain(path):
     count, second = budget.store.head()
     assert count == 1 and second != first
     assert SQLiteLedger(path).head() == (1, second)
+
+
+# Edits of entries an open handle has already verified: each keeps every
+# length, so no count or size could tell; "two" is a legitimate spend by
+# another handle committed first, so the edit arrives with a valid new entry.
+@pytest.mark.parametrize(
+    "statements",
+    [
+        [f"UPDATE {E} SET event = replace(event, '0.5', '0.7') WHERE idx = 0"],
+        [f"UPDATE {E} SET label = 'fit X' WHERE idx = 1"],
+        [f"UPDATE {E} SET timestamp = timestamp + 1 WHERE idx = 0"],
+        [f"UPDATE {E} SET hash = replace(hash, substr(hash, 1, 1), 'x') WHERE idx = 1"],
+        [  # swap two entries, hashes and all
+            f"UPDATE {E} SET idx = -1 WHERE idx = 0",
+            f"UPDATE {E} SET idx = 0 WHERE idx = 1",
+            f"UPDATE {E} SET idx = 1 WHERE idx = -1",
+        ],
+        [f"INSERT INTO {E} SELECT -1, label, event, timestamp, hash FROM {E} LIMIT 1"],
+        [f"UPDATE {M} SET value = '2.0' WHERE key = 'epsilon'"],
+    ],
+    ids=["event", "label", "timestamp", "hash", "swap", "extra-row", "limit"],
+)
+@pytest.mark.parametrize("two", [False, True], ids=["alone", "after-a-spend"])
+def test_an_open_handle_notices_an_edit_of_any_verified_entry(path, statements, two):
+    budget = _three_spends(path)
+    assert len(budget.ledger) == 3  # read and verified by this handle
+    if two:
+        SQLiteLedger(path).append_if(LaplaceEvent(0.1), "two", lambda events: None)
+    _sql(path, *statements)
+    stored = _sql_rows(path)
+    with pytest.raises(LedgerError, match="outside skdp"):
+        budget.spent()
+    with pytest.raises(LedgerError, match="outside skdp"):
+        budget.spend(LaplaceEvent(0.01))
+    with pytest.raises(LedgerError):
+        budget.store.entries()
+    assert _sql_rows(path) == stored  # nothing recorded
+    with pytest.raises(LedgerError):
+        PrivacyBudget.from_ledger(path)
+
+
+def test_a_reconnected_handle_compares_every_verified_entry(path):
+    """A new connection (after close(), or a reconnect) has no SQLite state
+    to tell what changed meanwhile, so its first read compares everything."""
+    budget = _three_spends(path)  # closes the connection after the spends
+    _sql(path, f"UPDATE {E} SET event = replace(event, '0.5', '0.7') WHERE idx = 0")
+    with pytest.raises(LedgerError, match="entry 0 was edited"):
+        budget.spent()
+
+
+def test_reads_after_other_writers_stay_exact(path):
+    """Legitimate spends by other handles are verified and added, never
+    mistaken for edits, and the handle's own spends are too."""
+    first = SQLiteLedger(path, 1.0, 0.0)
+    second = SQLiteLedger(path)
+    no_check = lambda events: None  # noqa: E731
+    for k in range(3):
+        first.append_if(LaplaceEvent(0.1), f"first {k}", no_check)
+        second.append_if(LaplaceEvent(0.1), f"second {k}", no_check)
+        assert first.entries() == second.entries()
+    assert [e.label for e in first.entries()] == [
+        f"{who} {k}" for k in range(3) for who in ("first", "second")
+    ]
+    assert first.head() == second.head() == SQLiteLedger(path).head()
 
 
 # -- format 1 (no chain) ------------------------------------------------------
