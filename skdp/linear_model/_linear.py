@@ -12,8 +12,9 @@ from ..base import FitPlan
 from ..utils._feasibility import check_magnitudes
 from ..utils._privacy import warn_data_derived
 from ..utils._sklearn_compat import Interval, Real, StrOptions, fit_context
-from ._adassp import plan_adassp, run_adassp
+from ._adassp import plan_adassp, run_adassp, run_adassp_on_sums
 from ._base import _BaseDPLinear
+from ._dask import RowBlocks
 from ._losses import HuberLoss
 
 if TYPE_CHECKING:
@@ -247,8 +248,16 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
 
     def _targets(self, y):
         y = np.asarray(y, dtype=float).ravel()
+        y_range = None if self.y_bounds is not None else (np.min(y), np.max(y))
+        low, high = self._target_bounds(y_range)
+        middle, half = (low + high) / 2.0, (high - low) / 2.0
+        t = (np.clip(y, low, high) - middle) / half
+        return np.clip(t, -1.0, 1.0)[:, None], None, {"bounds": (low, high)}
+
+    def _target_bounds(self, y_range) -> tuple[float, float]:
+        """``y_bounds`` checked, or ``y_range`` (read from data) with a warning."""
         if self.y_bounds is None:
-            low, high = float(np.min(y)), float(np.max(y))
+            low, high = (float(v) for v in y_range)
             warn_data_derived(
                 "y_bounds",
                 "the smallest and largest target",
@@ -270,8 +279,7 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
         check_magnitudes("DPLinearRegression", **{"y_bounds": max(abs(low), abs(high))})
         if not (math.isfinite(middle) and half > 0 and math.isfinite(half)):
             raise ValueError(f"y_bounds {(low, high)!r} cannot be scaled in float64.")
-        t = (np.clip(y, low, high) - middle) / half
-        return np.clip(t, -1.0, 1.0)[:, None], None, {"bounds": (low, high)}
+        return low, high
 
     def _n_outputs(self, prepared) -> int:
         return 2  # one model
@@ -297,7 +305,12 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
     def _run_fit(self, prepared, plan, source) -> None:
         if self.method != "adassp":
             return super()._run_fit(prepared, plan, source)
-        coef = run_adassp(prepared.Z, prepared.Y[:, 0], plan.settings["method"], source)
+        if isinstance(prepared.Z, RowBlocks):  # dask: the sums come from workers
+            gram, moment = prepared.Z.gram_and_moment()
+            coef = run_adassp_on_sums(gram, moment, plan.settings["method"], source)
+        else:
+            Y = prepared.Y
+            coef = run_adassp(prepared.Z, Y[:, 0], plan.settings["method"], source)
         self.n_iter_ = 1
         self.data_norm_ = prepared.data_norm
         self._set_targets_fitted(prepared)
