@@ -217,7 +217,7 @@ class _BaseDPLinear(PrivateEstimatorMixin):
                 delta=prepared.delta,
                 n_features=n_coef,
                 n_models=1 if n_classes == 2 else n_classes,
-                steps=int(self.epochs),
+                steps=int(self.max_iter),
                 learning_rate=self.learning_rate,
                 max_grad_norm=self.max_grad_norm,
                 **common,

@@ -107,7 +107,9 @@ def test_distributed_client_gives_the_same_models(client):
             DPLogisticRegression, Y3, {"classes": [0, 1, 2]}, method=method
         )
         np.testing.assert_allclose(dasked.coef_, memory.coef_, rtol=0, atol=1e-8)
-    reg = DPLinearSVC(method="gradient", data_norm=1.0, classes=[0, 1], random_state=0)
+    reg = DPLinearSVC(
+        method="gradient", data_norm=1.0, classes=[0, 1], max_iter=30, random_state=0
+    )
     reg.fit(_dask(X), _dask(Y2))
     assert reg.gradient_variant_ == FULL_BATCH_GD
     assert reg.score(X, Y2) > 0.9
@@ -145,6 +147,7 @@ def test_a_dask_fit_charges_its_event_exactly_once():
     for method in ("objective", "gradient"):
         clf = DPLogisticRegression(
             epsilon=1.0,
+            max_iter=10,
             method=method,
             data_norm=1.0,
             classes=[0, 1],
@@ -242,7 +245,7 @@ def test_declared_bounds_do_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         DPLogisticRegression(
-            method="gradient", data_norm=1.0, classes=[0, 1, 2], random_state=0
+            method="gradient", data_norm=1.0, classes=[0, 1, 2], max_iter=5
         ).fit(_dask(X), _dask(Y3))
         DPLinearRegression(
             method="objective", data_norm=1.0, y_bounds=(-5, 5), random_state=0
@@ -310,8 +313,8 @@ def test_full_batch_gd_is_what_runs_and_is_recorded():
     ).fit(_dask(X), _dask(Y2))
     assert clf.gradient_variant_ == FULL_BATCH_GD
     assert clf.sampling_rate_ == 1.0
-    assert clf.n_steps_ == clf.epochs == 10
-    assert clf.privacy_event_.count == 10
+    assert clf.n_steps_ == clf.max_iter == 100
+    assert clf.privacy_event_.count == 100
     assert clf.epsilon_ == pytest.approx(1.0, rel=1e-4) and clf.epsilon_ <= 1.0
     memory = DPLogisticRegression(
         method="gradient", data_norm=1.0, classes=[0, 1], batch_size=N, epochs=1
@@ -323,7 +326,12 @@ def test_full_batch_gd_is_what_runs_and_is_recorded():
 
 def test_full_batch_gd_on_dask_matches_its_in_memory_run():
     clf = DPLinearRegression(
-        epsilon=2.0, method="gradient", data_norm=1.0, y_bounds=(-5, 5), random_state=4
+        epsilon=2.0,
+        method="gradient",
+        data_norm=1.0,
+        y_bounds=(-5, 5),
+        max_iter=20,
+        random_state=4,
     ).fit(_dask(X), _dask(YR))
     plan = clf.privacy_plan(_dask(X), _dask(YR)).settings["method"]
     Z = np.hstack([X, np.full((N, 1), 0.5)])
@@ -333,8 +341,9 @@ def test_full_batch_gd_on_dask_matches_its_in_memory_run():
 
 
 def test_seed_reproducibility():
-    a = DPLinearSVC(method="gradient", data_norm=1.0, classes=[0, 1], random_state=3)
-    b = DPLinearSVC(method="gradient", data_norm=1.0, classes=[0, 1], random_state=3)
+    params = dict(method="gradient", data_norm=1.0, classes=[0, 1], max_iter=20)
+    a = DPLinearSVC(random_state=3, **params)
+    b = DPLinearSVC(random_state=3, **params)
     a.fit(_dask(X), _dask(Y2))
     b.fit(_dask(X), _dask(Y2))
     np.testing.assert_array_equal(a.coef_, b.coef_)
