@@ -22,7 +22,8 @@ fit does it to the whole array, and returns
   (same seed, same noise);
 * ``'gradient'``: the sum of the per-row gradients clipped to
   ``max_grad_norm`` over **all** rows: full-batch noisy gradient descent
-  (:func:`plan_full_batch_gd`), a documented variant of DP-SGD, because
+  with Nesterov's momentum, ``max_iter`` steps (:func:`plan_full_batch_gd`,
+  :func:`run_full_batch_gd`), a documented variant of DP-SGD, because
   Poisson-sampled DP-SGD needs one task round per (small) step;
 * ``'adassp'`` (:class:`~skdp.linear_model.DPLinearRegression`): ``Z^T Z``
   and ``Z^T t``.
@@ -31,6 +32,19 @@ Only these sums (``d``, ``K d`` or ``d**2`` numbers) travel back; the data
 never leaves the workers. A worker failure after the charge surfaces as
 :class:`~skdp.exceptions.ChargedFitError`: the spend stands (the noise may
 already have been drawn) and nothing is released.
+
+References
+----------
+.. [BST14] R. Bassily, A. Smith, A. Thakurta, "Private Empirical Risk
+   Minimization: Efficient Algorithms and Tight Error Bounds", FOCS 2014
+   (noisy gradient descent, Algorithm 1, here full-batch).
+.. [BW18] B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for
+   Differential Privacy: Analytical Calibration and Optimal Denoising",
+   ICML 2018 (the composed Gaussian's exact profile).
+.. [N83] Y. Nesterov, "A method of solving a convex programming problem with
+   convergence rate O(1/k^2)", Soviet Math. Doklady 27, 1983; A. Beck,
+   M. Teboulle, "A Fast Iterative Shrinkage-Thresholding Algorithm", SIAM J.
+   Imaging Sciences 2(1), 2009 (the momentum ``t / (t + 3)``).
 """
 
 from __future__ import annotations

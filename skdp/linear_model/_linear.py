@@ -107,6 +107,9 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
     n_iter_ : int
         Public: ``max_iter`` (``'objective'``, ``'output'``), the DP-SGD
         steps (``'gradient'``), or 1 (``'adassp'``, one solve).
+    gradient_variant_ : {'dpsgd', 'full_batch_gd'}
+        ``'gradient'`` only: DP-SGD, or full-batch noisy gradient descent on
+        a dask collection.
     privacy_event_ : PrivacyEvent
     epsilon_, delta_ : float
     budget_entry_ : LedgerEntry or None
@@ -152,6 +155,12 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
     dense whatever ``X`` is: the plan refuses it, before the charge, when
     ``48 d**2`` bytes exceed the machine's memory (a 100,000-column matrix
     would need 480 GB), and points to ``'gradient'`` or ``'objective'``.
+
+    **Dask input**: dask arrays and DataFrames are fitted as by
+    :class:`~skdp.linear_model.DPLogisticRegression` (its Notes);
+    ``'adassp'`` sums ``Z^T Z`` and ``Z^T t`` on the workers and releases
+    the in-memory model, as ``'objective'`` and ``'output'`` do; ``y_bounds``
+    omitted is read by the validation pass, with the same warning.
 
     References
     ----------
