@@ -66,7 +66,7 @@ from ._dpsgd import MAX_STEPS, _project, clipped_gradient_sum, default_learning_
 from ._feasibility import check_magnitudes
 from ._losses import LogisticLoss, MarginLoss
 from ._newton import _total, single_hessian, solve_problem
-from ._rows import bound_rows, row_norms, scale_rows, with_constant_column
+from ._rows import row_norms, scale_rows
 
 __all__ = [
     "FULL_BATCH_GD",
@@ -75,6 +75,8 @@ __all__ = [
     "plan_full_batch_gd",
     "run_full_batch_gd",
 ]
+
+_TINY = np.finfo(float).tiny
 
 #: The name of the gradient variant that runs on dask input.
 FULL_BATCH_GD = "full_batch_gd"
@@ -95,10 +97,27 @@ class _BlockSpec:
     bounds: tuple[float, float] | None = None
 
     def rows(self, X, y):
-        X = np.asarray(X, dtype=np.float64)
+        """The block's rows bounded to ``data_norm``, with the intercept column.
+
+        The same rows as the in-memory fit's ``bound_rows`` and
+        ``with_constant_column``, built in one array: every pass of a solver
+        rebuilds them, so copies count. Rows of a narrower dtype than
+        float64 cannot overflow when squared in float64 and take the direct
+        norm; float64 rows take the overflow-safe ``row_norms``.
+        """
+        X = np.asarray(X)
+        n, d = X.shape
+        Z = np.empty((n, d + (1 if self.intercept else 0)))
+        Z[:, :d] = X
         if self.data_norm is not None:
-            X, _ = bound_rows(X, self.data_norm)
-        Z = with_constant_column(X, self.intercept) if self.intercept else X
+            if X.dtype == np.float64:
+                norms = row_norms(X)
+            else:
+                norms = np.sqrt(np.einsum("ij,ij->i", Z[:, :d], Z[:, :d]))
+            factor = np.minimum(1.0, self.data_norm / np.maximum(norms, _TINY))
+            Z[:, :d] *= factor[:, None]
+        if self.intercept:
+            Z[:, d] = self.intercept
         y = np.asarray(y).ravel()
         if self.bounds is not None:
             low, high = self.bounds
