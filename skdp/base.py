@@ -235,7 +235,8 @@ class PrivateEstimatorMixin:
             self._forget_fit()
             raise ChargedFitError(
                 f"{type(self).__name__}.fit failed after charging its budget; "
-                "the spend stands and nothing was released. This is a bug in "
-                "skdp: please report it (the original error is withheld "
-                "because it could reveal private data)."
+                "the spend stands and nothing was released. Either a dask "
+                "worker failed or was lost during a fit on dask collections, or "
+                "this is a bug in skdp: please report it (the original error is "
+                "withheld because it could reveal private data)."
             )

@@ -33,10 +33,12 @@ class LedgerError(RuntimeError):
 
 
 class ChargedFitError(RuntimeError):
-    """A fit failed after charging its budget (a bug in skdp).
+    """A fit failed after charging its budget.
 
     Private fits find every input and parameter problem before they charge
-    the budget, so this should never be raised. If it is, the spend stands
+    the budget, so in one process this is a bug in skdp. A fit on dask
+    collections can also meet it when a worker fails or is lost after the
+    charge. Either way the spend stands
     (the ledger is never rolled back), the estimator holds no model, and the
     message is fixed: the original error is withheld because it could
     reveal private values.
