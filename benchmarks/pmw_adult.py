@@ -257,8 +257,9 @@ def run(method, name, epsilon, seed, timeout, split_factor, iterations):
     except subprocess.TimeoutExpired:
         return {"error": f"timeout {timeout:.0f} s"}
     if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["failed"])[-1]
-        return {"error": last[:60]}
+        lines = done.stderr.strip().splitlines() or ["failed"]
+        errors = [line for line in lines if "Error" in line or "Exception" in line]
+        return {"error": (errors or lines)[-1][:60]}
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

@@ -433,7 +433,12 @@ class JunctionTreeModel:
                 else np.zeros(n_samples, dtype=np.int64)
             )
             if method == "rounded":
-                pick = _deal(table, rows, rng)
+                # Stratify by the attributes assigned before but outside this
+                # node, fewest values first (the largest strata).
+                others = sorted(
+                    done - set(given), key=lambda a: (self.sizes[a], rng.random())
+                )
+                pick = _deal(table, rows, rng, codes[:, others])
             else:
                 # Row r's conditional CDF spans [r, r + 1) of the flattened table.
                 cdf = np.cumsum(table, axis=1) + np.arange(n_given)[:, np.newaxis]
@@ -472,22 +477,35 @@ def _systematic_counts(table, totals, rng) -> np.ndarray:
     return np.diff(points, axis=1, prepend=0).astype(np.int64)
 
 
-def _deal(table, groups, rng) -> np.ndarray:
+def _deal(table, groups, rng, keys=None) -> np.ndarray:
     """A cell of ``table``'s columns for each row, rounded within each group.
 
     ``groups[r]`` is row ``r``'s row of ``table`` (its conditioning cell).
     The ``m_g`` rows of group ``g`` get the counts of
-    :func:`_systematic_counts` for ``m_g * table[g]``, in random order.
+    :func:`_systematic_counts` for ``m_g * table[g]``. Which rows get which
+    cell is stratified: the group's rows are sorted by ``keys`` (columns of
+    codes already assigned, most significant first; ties in random order)
+    and cell ``k``'s ``c`` copies are spread through that order at the
+    positions ``(i + u_k) / c``, ``i = 0, ..., c - 1`` (one uniform ``u_k``
+    per cell), so every run of consecutive rows -- e.g. the rows sharing a
+    value of the first key -- receives each cell in proportion, up to about
+    one copy, instead of a hypergeometric share.
     """
     n_samples = len(groups)
     n_groups, n_cells = table.shape
     totals = np.bincount(groups, minlength=n_groups)
-    counts = _systematic_counts(table, totals, rng)
-    # Rows in random order within their group, groups in code order: the
-    # same layout as the values repeated group by group below.
-    shuffled = rng.permutation(n_samples)
-    rows = shuffled[np.argsort(groups[shuffled], kind="stable")]
-    values = np.repeat(np.tile(np.arange(n_cells), n_groups), counts.ravel())
+    counts = _systematic_counts(table, totals, rng).ravel()
+    keys = np.empty((n_samples, 0), dtype=np.int64) if keys is None else keys
+    tiebreak = rng.permutation(n_samples)
+    sort_keys = [tiebreak, *(keys[:, j] for j in reversed(range(keys.shape[1])))]
+    rows = np.lexsort([*sort_keys, groups])
+    # The copies of every (group, cell), each at its stride position.
+    item = np.repeat(np.arange(counts.size), counts)
+    starts = np.cumsum(counts) - counts
+    within = np.arange(n_samples) - starts[item]
+    offsets = rng.uniform(size=counts.size)
+    position = (within + offsets[item]) / np.maximum(counts[item], 1)
+    spread = np.lexsort([position, item // n_cells])
     pick = np.empty(n_samples, dtype=np.int64)
-    pick[rows] = values
+    pick[rows] = (item % n_cells)[spread]
     return pick
