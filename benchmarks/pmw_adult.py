@@ -281,7 +281,14 @@ def main():
     parser.add_argument("--pgm-python", default=PGM_PYTHON)
     parser.add_argument("--pgm-src", default=PGM_SRC)
     parser.add_argument("--aim-all-seeds", action="store_true")
-    parser.add_argument("--json-out", help="also write every run's result here")
+    parser.add_argument(
+        "--json-out", help="append every run's result here (JSON lines)"
+    )
+    parser.add_argument(
+        "--table-from",
+        nargs="+",
+        help="print the table of runs saved with --json-out; run nothing",
+    )
     parser.add_argument("--split-factor", type=int, default=3)
     parser.add_argument("--no-smartnoise", action="store_true")
     parser.add_argument(
@@ -311,6 +318,9 @@ def main():
         print(json.dumps(result))
         return
 
+    if args.table_from:
+        print_saved(args.table_from, args)
+        return
     os.environ["SKDP_ADULT_DIR"] = args.data_dir
     PGM_SRC = args.pgm_src
     PYTHONS["aim"] = PYTHONS["mst"] = args.pgm_python
@@ -325,13 +335,7 @@ def main():
         print(f"private-pgm skipped: no checkout at {PGM_SRC}\n")
         methods = [m for m in methods if m not in ("aim", "mst")]
     print(f"load average at start: {os.getloadavg()[0]:.2f} (2 cores)")
-    header = (
-        f"{'wl':<3}{'eps':>5}  {'method':<22}{'L1 model':>10}{'L1 rows':>9}"
-        f"{'L1 iid':>8}{'s':>7}{'max s':>7}{'MB':>6}{'max MB':>7}  runs"
-    )
-    print(header)
-    print("-" * len(header))
-    everything = []
+    print_header()
     for name in args.workloads:
         for epsilon in args.epsilons:
             for method in methods:
@@ -343,8 +347,9 @@ def main():
                     seeds = seeds if args.smartnoise_all_seeds else seeds[:1]
                 if method == "aim" and not args.aim_all_seeds:
                     seeds = seeds[:1]
-                results = [
-                    run(
+                records = []
+                for seed in seeds:
+                    result = run(
                         method,
                         name,
                         epsilon,
@@ -353,37 +358,66 @@ def main():
                         args.split_factor,
                         args.smartnoise_iterations,
                     )
-                    for seed in seeds
-                ]
-                for seed, result in zip(seeds, results, strict=True):
-                    everything.append(
-                        dict(result, method=method, workload=name, epsilon=epsilon)
-                        | {"seed": seed}
-                    )
-                good = [r for r in results if "error" not in r]
-                label = LABELS.get(
-                    method,
-                    f"SmartNoise MWEM s{args.split_factor}"
-                    f" i{args.smartnoise_iterations}",
-                )
-
-                def stat(key, fmt, reduce=np.mean, good=good):
-                    values = [r[key] for r in good if key in r]
-                    return format(reduce(values), fmt) if values else "-"
-
-                errors = sorted({r["error"] for r in results if "error" in r})
-                print(
-                    f"{name:<3}{epsilon:>5g}  {label:<22}"
-                    f"{stat('l1_model', '.3f'):>10}{stat('l1_rows', '.3f'):>9}"
-                    f"{stat('l1_iid', '.3f'):>8}{stat('seconds', '.1f'):>7}"
-                    f"{stat('seconds', '.1f', max):>7}{stat('peak_mb', '.0f'):>6}"
-                    f"{stat('peak_mb', '.0f', max):>7}  "
-                    f"{len(good)}/{len(results)} {'; '.join(errors)}",
-                    flush=True,
-                )
+                    record = {"method": method, "workload": name, "epsilon": epsilon}
+                    records.append(dict(result, seed=seed, **record))
+                    if args.json_out:  # one JSON line per run, as it ends
+                        with open(args.json_out, "a") as out:
+                            out.write(json.dumps(records[-1]) + "\n")
+                print_row(records, args)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(everything, indent=1) + "\n")
+
+
+def print_header():
+    header = (
+        f"{'wl':<3}{'eps':>5}  {'method':<22}{'L1 model':>10}{'L1 rows':>9}"
+        f"{'L1 iid':>8}{'s':>7}{'max s':>7}{'MB':>6}{'max MB':>7}  runs"
+    )
+    print(header)
+    print("-" * len(header))
+
+
+def print_row(records, args):
+    """One line: the means over the seeds of one (workload, epsilon, method)."""
+    first = records[0]
+    good = [r for r in records if "error" not in r]
+    label = LABELS.get(
+        first["method"],
+        f"SmartNoise MWEM s{args.split_factor} i{args.smartnoise_iterations}",
+    )
+
+    def stat(key, fmt, reduce=np.mean):
+        values = [r[key] for r in good if key in r]
+        return format(reduce(values), fmt) if values else "-"
+
+    errors = sorted({r["error"] for r in records if "error" in r})
+    print(
+        f"{first['workload']:<3}{first['epsilon']:>5g}  {label:<22}"
+        f"{stat('l1_model', '.3f'):>10}{stat('l1_rows', '.3f'):>9}"
+        f"{stat('l1_iid', '.3f'):>8}{stat('seconds', '.1f'):>7}"
+        f"{stat('seconds', '.1f', max):>7}{stat('peak_mb', '.0f'):>6}"
+        f"{stat('peak_mb', '.0f', max):>7}  "
+        f"{len(good)}/{len(records)} {'; '.join(errors)}",
+        flush=True,
+    )
+
+
+def print_saved(paths, args):
+    """The table of runs saved with --json-out (the last run of each seed)."""
+    latest = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            record = json.loads(line)
+            key = (record["workload"], record["epsilon"], record["method"])
+            latest[key + (record["seed"],)] = record
+    order = {m: i for i, m in enumerate(["skdp", "aim", "mst", "smartnoise"])}
+    groups = {}
+    for (name, epsilon, method, _), record in sorted(
+        latest.items(), key=lambda kv: (kv[0][0], kv[0][1], order[kv[0][2]], kv[0][3])
+    ):
+        groups.setdefault((name, epsilon, method), []).append(record)
+    print_header()
+    for records in groups.values():
+        print_row(records, args)
 
 
 if __name__ == "__main__":

@@ -282,7 +282,11 @@ class PMWSynthesizer(
     :math:`\\lceil m_s p(k \\mid s) \\rceil` and sum to :math:`m_s`:
     systematic sampling, one uniform offset per separator cell and
     :math:`m_s` evenly spaced points through that cell's conditional CDF
-    (Madow 1949); the counts are dealt to the rows in random order. So
+    (Madow 1949). The copies are dealt to the rows sorted by their other,
+    earlier attributes (fewest values first, ties at random), each cell's
+    copies evenly spaced through that order, so the rows of every value of
+    those attributes also get each cell in proportion (to about one copy)
+    rather than a random share. So
 
     * every cell of the first node (the whole table for a dense model) is
       within one count of :math:`n p`, as is every marginal over a leading
