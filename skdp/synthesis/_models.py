@@ -487,9 +487,11 @@ def _deal(table, groups, rng, keys=None) -> np.ndarray:
     codes already assigned, most significant first; ties in random order)
     and cell ``k``'s ``c`` copies are spread through that order at the
     positions ``(i + u_k) / c``, ``i = 0, ..., c - 1`` (one uniform ``u_k``
-    per cell), so every run of consecutive rows -- e.g. the rows sharing a
-    value of the first key -- receives each cell in proportion, up to about
-    one copy, instead of a hypergeometric share.
+    per cell) and the sequence is rotated by a uniform amount, so every run
+    of consecutive rows -- e.g. the rows sharing a value of the first key --
+    receives each cell in proportion, up to ``1 + n_cells * c / m`` copies,
+    instead of a hypergeometric share, and every row receives cell ``k``
+    with probability ``c_k / m`` exactly (unbiased cross-node marginals).
     """
     n_samples = len(groups)
     n_groups, n_cells = table.shape
@@ -506,6 +508,14 @@ def _deal(table, groups, rng, keys=None) -> np.ndarray:
     offsets = rng.uniform(size=counts.size)
     position = (within + offsets[item]) / np.maximum(counts[item], 1)
     spread = np.lexsort([position, item // n_cells])
+    # A random rotation of each group's sequence (the positions live on a
+    # circle, so runs keep their balance): every row then gets cell k with
+    # probability exactly c_k / m_g, whatever its place in the order.
+    group = (item // n_cells)[spread]
+    starts = np.cumsum(totals) - totals
+    shift = np.floor(rng.uniform(size=n_groups) * totals).astype(np.int64)
+    rank = np.arange(n_samples) - starts[group]
+    rotated = starts[group] + (rank + shift[group]) % np.maximum(totals[group], 1)
     pick = np.empty(n_samples, dtype=np.int64)
-    pick[rows] = (item % n_cells)[spread]
+    pick[rows] = (item % n_cells)[spread][rotated]
     return pick
