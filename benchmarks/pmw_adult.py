@@ -57,8 +57,13 @@ repository that is not part of skdp::
 
     git clone https://github.com/ryan112358/private-pgm ../venvs/pgm-src
     python -m venv ../venvs/pgm
-    ../venvs/pgm/bin/pip install attrs numpy scipy pandas networkx jax \
-        jaxlib chex optax matplotlib
+    ../venvs/pgm/bin/pip install attrs numpy scipy networkx optax \
+        matplotlib "jax==0.7.0" "jaxlib==0.7.0" "chex<0.1.91" "pandas==2.2.3"
+
+(the checkout of August 2025 fails with jax 0.10, whose tracers its
+``Factor`` arithmetic does not recognise, and with pandas 3, whose
+``groupby().apply`` drops the grouping columns that ``synthetic_data``
+needs; its ``cdp2adp.py`` imports matplotlib).
 
 The interpreter is ``--pgm-python`` (environment ``SKDP_PGM_PYTHON``,
 default ``../venvs/pgm/bin/python``) and the checkout ``--pgm-src``
