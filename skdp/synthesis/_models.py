@@ -195,11 +195,27 @@ class DenseModel:
         """``queries @ p`` for a matrix of per-cell weights."""
         return queries @ self.probabilities.ravel()
 
-    def sample(self, n_samples: int, rng: np.random.Generator) -> np.ndarray:
-        """Codes of ``n_samples`` rows drawn from the distribution."""
-        cdf = np.cumsum(self.probabilities.ravel())
-        flat = np.searchsorted(cdf, rng.uniform(size=n_samples) * cdf[-1])
-        flat = np.minimum(flat, self.n_cells - 1)
+    def sample(
+        self, n_samples: int, rng: np.random.Generator, method: str = "iid"
+    ) -> np.ndarray:
+        """Codes of ``n_samples`` rows from the distribution.
+
+        ``method="iid"`` draws them independently; ``"rounded"`` takes
+        systematic sampling of the whole table (:func:`_systematic_counts`):
+        every cell's count is ``floor`` or ``ceil`` of ``n_samples * p``, and
+        so is every marginal over a leading run of attributes (0, (0, 1),
+        ...), whose cells are contiguous in the flattened table.
+        """
+        if method == "rounded":
+            counts = _systematic_counts(
+                self.probabilities.reshape(1, -1), np.array([n_samples]), rng
+            )
+            flat = np.repeat(np.arange(self.n_cells), counts.ravel())
+            flat = flat[rng.permutation(n_samples)]
+        else:
+            cdf = np.cumsum(self.probabilities.ravel())
+            flat = np.searchsorted(cdf, rng.uniform(size=n_samples) * cdf[-1])
+            flat = np.minimum(flat, self.n_cells - 1)
         return np.column_stack(np.unravel_index(flat, self.sizes)).astype(np.int64)
 
 
@@ -381,8 +397,20 @@ class JunctionTreeModel:
         total = np.broadcast_to(total, [self.sizes[a] for a in clique]) + 0.0
         return total - _logsumexp(total, tuple(range(total.ndim)))
 
-    def sample(self, n_samples: int, rng: np.random.Generator) -> np.ndarray:
-        """Codes of ``n_samples`` rows by forward sampling down the tree."""
+    def sample(
+        self, n_samples: int, rng: np.random.Generator, method: str = "iid"
+    ) -> np.ndarray:
+        """Codes of ``n_samples`` rows, node by node down the tree.
+
+        Each node's attributes not yet assigned (``new``) are given to the
+        rows conditionally on those already assigned (``given``, the
+        separator with the parent node). ``method="iid"``: each row draws
+        independently from ``p(new | given)`` (forward sampling).
+        ``"rounded"``: the ``m_s`` rows of each separator cell ``s`` receive
+        counts of ``new`` cells that are each ``floor`` or ``ceil`` of
+        ``m_s * p(new | s)`` (systematic sampling, :func:`_systematic_counts`),
+        dealt to those rows in random order.
+        """
         codes = np.zeros((n_samples, len(self.sizes)), dtype=np.int64)
         done = set()
         for i in self.order:
@@ -404,13 +432,90 @@ class JunctionTreeModel:
                 if given
                 else np.zeros(n_samples, dtype=np.int64)
             )
-            # Row r's conditional CDF spans [r, r + 1) of the flattened table.
-            cdf = np.cumsum(table, axis=1) + np.arange(n_given)[:, np.newaxis]
-            cdf = cdf.ravel()
-            flat = np.searchsorted(cdf, rows + rng.uniform(size=n_samples))
-            pick = np.clip(flat - rows * n_new, 0, n_new - 1)
+            if method == "rounded":
+                # Stratify by the attributes assigned before but outside this
+                # node, fewest values first (the largest strata).
+                others = sorted(
+                    done - set(given), key=lambda a: (self.sizes[a], rng.random())
+                )
+                pick = _deal(table, rows, rng, codes[:, others])
+            else:
+                # Row r's conditional CDF spans [r, r + 1) of the flattened table.
+                cdf = np.cumsum(table, axis=1) + np.arange(n_given)[:, np.newaxis]
+                cdf = cdf.ravel()
+                flat = np.searchsorted(cdf, rows + rng.uniform(size=n_samples))
+                pick = np.clip(flat - rows * n_new, 0, n_new - 1)
             picked = np.unravel_index(pick, [self.sizes[a] for a in new])
             for a, column in zip(new, picked, strict=True):
                 codes[:, a] = column
             done.update(new)
         return codes
+
+
+# --- rounded sampling -------------------------------------------------------------
+
+
+def _systematic_counts(table, totals, rng) -> np.ndarray:
+    """Integer counts whose row ``g`` sums to ``totals[g]``, each cell rounded.
+
+    ``table`` (groups x cells) holds probabilities, each row summing to one.
+    Row ``g`` lays its expected counts ``totals[g] * table[g]`` end to end on
+    ``[0, totals[g])`` and places ``totals[g]`` points ``u_g, u_g + 1, ...``
+    with one uniform offset ``u_g`` per row (systematic sampling). A cell
+    covering ``[a, b)`` receives ``ceil(b - u_g) - ceil(a - u_g)`` points:
+    ``floor`` or ``ceil`` of its expected count ``b - a``, with that
+    expectation exactly (``E[count] = b - a`` over ``u_g``), and so does
+    every run of adjacent cells. Cells of probability zero get nothing.
+    """
+    totals = np.asarray(totals, dtype=np.int64)
+    expected = totals[:, np.newaxis] * table
+    ends = np.cumsum(expected, axis=1)
+    offsets = rng.uniform(size=(len(totals), 1))
+    points = np.clip(np.ceil(ends - offsets), 0, totals[:, np.newaxis])
+    points[:, -1] = totals  # the last end is totals[g] up to float rounding
+    points = np.maximum.accumulate(points, axis=1)
+    return np.diff(points, axis=1, prepend=0).astype(np.int64)
+
+
+def _deal(table, groups, rng, keys=None) -> np.ndarray:
+    """A cell of ``table``'s columns for each row, rounded within each group.
+
+    ``groups[r]`` is row ``r``'s row of ``table`` (its conditioning cell).
+    The ``m_g`` rows of group ``g`` get the counts of
+    :func:`_systematic_counts` for ``m_g * table[g]``. Which rows get which
+    cell is stratified: the group's rows are sorted by ``keys`` (columns of
+    codes already assigned, most significant first; ties in random order)
+    and cell ``k``'s ``c`` copies are spread through that order at the
+    positions ``(i + u_k) / c``, ``i = 0, ..., c - 1`` (one uniform ``u_k``
+    per cell) and the sequence is rotated by a uniform amount, so every run
+    of consecutive rows -- e.g. the rows sharing a value of the first key --
+    receives each cell in proportion, up to ``1 + n_cells * c / m`` copies,
+    instead of a hypergeometric share, and every row receives cell ``k``
+    with probability ``c_k / m`` exactly (unbiased cross-node marginals).
+    """
+    n_samples = len(groups)
+    n_groups, n_cells = table.shape
+    totals = np.bincount(groups, minlength=n_groups)
+    counts = _systematic_counts(table, totals, rng).ravel()
+    keys = np.empty((n_samples, 0), dtype=np.int64) if keys is None else keys
+    tiebreak = rng.permutation(n_samples)
+    sort_keys = [tiebreak, *(keys[:, j] for j in reversed(range(keys.shape[1])))]
+    rows = np.lexsort([*sort_keys, groups])
+    # The copies of every (group, cell), each at its stride position.
+    item = np.repeat(np.arange(counts.size), counts)
+    starts = np.cumsum(counts) - counts
+    within = np.arange(n_samples) - starts[item]
+    offsets = rng.uniform(size=counts.size)
+    position = (within + offsets[item]) / np.maximum(counts[item], 1)
+    spread = np.lexsort([position, item // n_cells])
+    # A random rotation of each group's sequence (the positions live on a
+    # circle, so runs keep their balance): every row then gets cell k with
+    # probability exactly c_k / m_g, whatever its place in the order.
+    group = (item // n_cells)[spread]
+    starts = np.cumsum(totals) - totals
+    shift = np.floor(rng.uniform(size=n_groups) * totals).astype(np.int64)
+    rank = np.arange(n_samples) - starts[group]
+    rotated = starts[group] + (rank + shift[group]) % np.maximum(totals[group], 1)
+    pick = np.empty(n_samples, dtype=np.int64)
+    pick[rows] = (item % n_cells)[spread][rotated]
+    return pick
