@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from ..accounting._budget import PrivacyBudget
 from ..accounting._events import ComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
+from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
@@ -26,6 +27,7 @@ from ..utils._sklearn_compat import (
     fitting_as_step_with_target,
     validate_data,
 )
+from ._dask_counts import DaskCodes, dask_schema
 from ._domain import (
     MissingValues,
     TableBounds,
@@ -481,7 +483,11 @@ class PMWSynthesizer(
 
     def _prepare_fit(self, X, y=None):
         """Validate and encode ``X``; everything that can fail happens here."""
-        names, columns, dtypes = self._columns(X)
+        dask_input = is_dask_collection(X)
+        if dask_input:  # metadata only; every domain must be declared
+            names, columns, dtypes, n_samples = dask_schema(self, X)
+        else:
+            names, columns, dtypes = self._columns(X)
         if self.noise == "gaussian" and not self.delta > 0:
             raise ValueError("noise='gaussian' needs delta > 0.")
         domains = build_domains(
@@ -514,7 +520,10 @@ class PMWSynthesizer(
             n_init = d
             n_rounds = self.n_rounds or max(16, d)
             initial = [(a,) for a in range(d)]
-        codes = encode_columns(columns, domains)
+        if dask_input:  # validates the values in one pass (before the charge)
+            codes = DaskCodes(X, domains, n_samples)
+        else:
+            codes = encode_columns(columns, domains)
         return {
             "codes": codes,
             "domains": domains,
@@ -567,6 +576,8 @@ class PMWSynthesizer(
                 for c in list(candidates) + list(prepared["initial"])
             }
             noise_plans = {k: plan_measurement(mwem_plan, k) for k in sorted(cells)}
+        if isinstance(prepared["codes"], DaskCodes):
+            prepared["codes"].check_cells(_counted_cliques(prepared, candidates))
         largest = max(p.scale * p.gamma for p in noise_plans.values()) / n
         if not largest <= _MAX_NOISE_FRACTION:
             raise ValueError(
@@ -604,8 +615,11 @@ class PMWSynthesizer(
 
     def _run_fit(self, prepared, plan, source) -> None:
         mwem_plan = plan.settings["mwem"]
+        codes = prepared["codes"]
+        if isinstance(codes, DaskCodes):  # the one counting pass over the data
+            codes = codes.count(_counted_cliques(prepared, plan.settings["candidates"]))
         model, selected, _ = run_mwem(
-            prepared["codes"],
+            codes,
             prepared["sizes"],
             mwem_plan,
             source,
@@ -742,6 +756,14 @@ class PMWSynthesizer(
         tags.non_deterministic = True
         tags.input_tags.allow_nan = self._may_be_missing()
         return tags
+
+
+def _counted_cliques(prepared, candidates):
+    """Every marginal the MWEM loop may read: initial ones and candidates,
+    or the whole universe for a query matrix."""
+    if prepared["queries"] is not None:
+        return [tuple(range(len(prepared["sizes"])))]
+    return list(prepared["initial"]) + list(candidates)
 
 
 def _decode_rows(codes, domains, pandas, rng):
