@@ -43,10 +43,13 @@ from ._domain import encode_columns, is_missing
 
 __all__ = ["DaskCodes", "dask_schema", "maximal_cliques"]
 
-#: Cells of the maximal cliques counted in one pass. Each block's counts
-#: are this many float64 (64 MiB at the cap); the tree sum holds a few at a
-#: time on a worker.
-MAX_COUNTED_CELLS = 2**23
+#: Cells of the maximal cliques counted in one pass (the in-memory fit keeps
+#: as many, ``_mwem._KEPT_CELLS``). Each block's counts are this many
+#: float64 (256 MiB at the cap).
+MAX_COUNTED_CELLS = 2**25
+#: Bytes of partial counts one task of the tree sum may hold: its fan-in is
+#: chosen so that its inputs and output fit (at least 2, at most 8).
+_TREE_BYTES = 2**29
 
 # Checks of the validation pass, one row of flags each.
 _MISSING, _NOT_NUMBER, _INFINITE = range(3)
@@ -157,7 +160,7 @@ def _count_block(block, _, domains, frame, cliques, sizes):
         shape = [sizes[a] for a in clique]
         flat = np.ravel_multi_index(tuple(codes[:, a] for a in clique), shape)
         parts.append(np.bincount(flat, minlength=math.prod(shape)))
-    return np.concatenate(parts).astype(np.float64)
+    return np.concatenate(parts)  # int64; summed as float64 (exact)
 
 
 def _blocks(X, frame):
@@ -266,6 +269,8 @@ class DaskCodes:
     def count(self, cliques):
         """One pass over the data: the counts of every clique in ``cliques``."""
         maximal = maximal_cliques(cliques)
+        cells = sum(math.prod(self.sizes[a] for a in c) for c in maximal)
+        fan_in = int(min(8, max(2, _TREE_BYTES // (8 * cells) - 1)))
         total = _tree_sum(
             _count_block,
             _blocks(self.X, self.frame),
@@ -273,6 +278,7 @@ class DaskCodes:
             self.frame,
             maximal,
             self.sizes,
+            split_every=fan_in,
         )
         self._counted = {}
         start = 0
