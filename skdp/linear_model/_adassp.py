@@ -227,15 +227,20 @@ def run_adassp(Z: np.ndarray, t: np.ndarray, plan: AdaSSPPlan, source) -> np.nda
 
     The probabilities concern accuracy only; privacy holds always.
     """
-    d = plan.n_features
     gram = Z.T @ Z
     # A CSR Z gives a sparse Gram matrix; the plan has checked that its dense
     # d x d form (noise makes every entry nonzero) fits in memory.
     gram = gram.toarray() if sp.issparse(gram) else gram
+    return run_adassp_on_sums(gram, np.asarray(Z.T @ t).ravel(), plan, source)
+
+
+def run_adassp_on_sums(gram, moment, plan: AdaSSPPlan, source) -> np.ndarray:
+    """:func:`run_adassp` from ``Z^T Z`` and ``Z^T t`` (e.g. summed on workers)."""
+    d = plan.n_features
     smallest = float(np.linalg.eigvalsh(gram)[0])
     noisy_smallest = float(add_noise(plan.eigenvalue_noise, [smallest], source)[0])
     noisy_gram = noisy_gram_matrix(gram, plan.gram_noise, source)
-    noisy_moment = add_noise(plan.moment_noise, np.asarray(Z.T @ t).ravel(), source)
+    noisy_moment = add_noise(plan.moment_noise, moment, source)
 
     rho = FAILURE_PROBABILITY
     s1 = _standard_deviation(plan.eigenvalue_noise)

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from ..accounting._events import PureDPEvent
 from ..base import FitPlan, PrivateEstimatorMixin
+from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_magnitudes
 from ..utils._labels import resolve_classes
 from ..utils._sklearn_compat import (
@@ -30,6 +31,14 @@ from ..utils._sklearn_compat import (
     check_is_fitted,
     threadpool_limits,
     validate_data,
+)
+from ._dask import (
+    FULL_BATCH_GD,
+    FullBatchGDPlan,
+    RowBlocks,
+    plan_full_batch_gd,
+    prepare_dask_input,
+    run_full_batch_gd,
 )
 from ._dpsgd import plan_dpsgd, run_dpsgd
 from ._objective import plan_objective, run_objective
@@ -127,6 +136,8 @@ class _BaseDPLinear(PrivateEstimatorMixin):
 
     def _prepare_fit(self, X, y=None):
         """Validated, clipped data and the public facts the plan reads."""
+        if is_dask_collection(X) or is_dask_collection(y):
+            return self._prepare_dask_fit(X, y)
         X, y = validate_data(
             self,
             X,
@@ -159,6 +170,33 @@ class _BaseDPLinear(PrivateEstimatorMixin):
             extra=extra,
         )
 
+    def _prepare_dask_fit(self, X, y):
+        """The dask form of ``_prepare_fit``: rows stay on the workers.
+
+        One validation pass over the blocks (``prepare_dask_input``); ``Z``
+        becomes a :class:`~skdp.linear_model._dask.RowBlocks` and ``Y`` a
+        stand-in with ``Y``'s shape only.
+        """
+        delta = self._resolve_delta()
+        found = prepare_dask_input(self, X, y)
+        check_magnitudes(
+            type(self).__name__,
+            data_norm=found.data_norm,
+            intercept_scaling=found.intercept,
+        )
+        extra = None if found.bounds is None else {"bounds": found.bounds}
+        return _LinearInput(
+            Z=found.rows,
+            Y=found.targets,
+            classes=found.classes,
+            data_norm=found.data_norm,
+            intercept=found.intercept,
+            row_norm=math.hypot(found.data_norm, found.intercept),
+            n_features=found.n_features,
+            delta=delta,
+            extra=extra,
+        )
+
     def _n_outputs(self, prepared) -> int:
         """Classes for the plan: 2 for one model, else the number of models."""
         return 2 if prepared.Y.shape[1] == 1 else prepared.Y.shape[1]
@@ -171,6 +209,20 @@ class _BaseDPLinear(PrivateEstimatorMixin):
         common = dict(
             C=float(self.C), row_norm=prepared.row_norm, n_samples=n_samples, loss=loss
         )
+        # A dask collection's rows stay on the workers: the client holds none.
+        rows_held = 0 if isinstance(prepared.Z, RowBlocks) else None
+        if self.method == "gradient" and rows_held == 0:
+            method_plan = plan_full_batch_gd(
+                epsilon=float(self.epsilon),
+                delta=prepared.delta,
+                n_features=n_coef,
+                n_models=1 if n_classes == 2 else n_classes,
+                steps=int(self.max_iter),
+                learning_rate=self.learning_rate,
+                max_grad_norm=self.max_grad_norm,
+                **common,
+            )
+            return FitPlan(method_plan.event, prepared.delta, {"method": method_plan})
         if self.method == "objective":
             method_plan = plan_objective(
                 epsilon=float(self.epsilon),
@@ -179,6 +231,7 @@ class _BaseDPLinear(PrivateEstimatorMixin):
                 tol=float(self.tol),
                 max_iter=int(self.max_iter),
                 delta=prepared.delta,
+                rows_held=rows_held,
                 **common,
             )
             delta = prepared.delta
@@ -190,6 +243,7 @@ class _BaseDPLinear(PrivateEstimatorMixin):
                 n_classes=n_classes,
                 tol=float(self.tol),
                 max_iter=int(self.max_iter),
+                rows_held=rows_held,
                 **common,
             )
             delta = prepared.delta
@@ -227,6 +281,8 @@ class _BaseDPLinear(PrivateEstimatorMixin):
                 W = run_objective(Z, Y, method_plan, source)
             elif self.method == "output":
                 W = run_output(Z, Y, method_plan, source)
+            elif isinstance(method_plan, FullBatchGDPlan):
+                W = run_full_batch_gd(Z, method_plan, source)
             else:
                 W = run_dpsgd(Z, Y, method_plan, source)
         W = np.asarray(W, dtype=float).reshape(Y.shape[1], Z.shape[1])
@@ -240,6 +296,9 @@ class _BaseDPLinear(PrivateEstimatorMixin):
             self.n_steps_ = method_plan.steps
             self.learning_rate_ = method_plan.learning_rate
             self.max_grad_norm_ = method_plan.max_grad_norm
+            self.gradient_variant_ = (
+                FULL_BATCH_GD if isinstance(method_plan, FullBatchGDPlan) else "dpsgd"
+            )
         else:
             # Public: the cap, not the data-dependent count of steps taken.
             self.n_iter_ = np.full(n_models, int(self.max_iter), dtype=np.int32)

@@ -13,7 +13,9 @@ __all__ = ["check_magnitudes", "check_solver"]
 _VECTORS = 24
 
 
-def check_solver(solver: SolverPlan, n_classes: int, n_features: int) -> None:
+def check_solver(
+    solver: SolverPlan, n_classes: int, n_features: int, rows_held: int | None = None
+) -> None:
     """Magnitudes and memory of the exact methods' solve.
 
     Up to ``MAX_DENSE_HESSIAN`` coefficients the solve forms a dense Hessian
@@ -23,7 +25,12 @@ def check_solver(solver: SolverPlan, n_classes: int, n_features: int) -> None:
     numbers, and one array the size of ``Z``'s stored values (the squares
     that give the preconditioner). Every count here is public (``n``,
     ``d``, ``K``); the last term is the input's own size.
+
+    ``rows_held`` is how many rows this process holds (``n_samples`` when
+    ``None``); a fit on a dask collection holds none, its workers hold one
+    row block each.
     """
+    rows = solver.n_samples if rows_held is None else rows_held
     size = n_features * (1 if n_classes == 2 else n_classes)
     condition = solver.smoothness / solver.alpha
     if not condition <= MAX_CONDITION:
@@ -46,14 +53,14 @@ def check_solver(solver: SolverPlan, n_classes: int, n_features: int) -> None:
     if solver.hessian_free:
         n_outputs = 1 if n_classes == 2 else n_classes
         check_memory(
-            8.0 * (_VECTORS * size + _VECTORS * solver.n_samples * n_outputs),
+            8.0 * (_VECTORS * size + _VECTORS * rows * n_outputs),
             f"The exact solve's Hessian-free workspace ({size} coefficients, "
             f"{solver.n_samples} rows)",
             "use method='gradient' (DP-SGD), or fewer rows or features",
         )
         return
     check_memory(
-        3.0 * 8.0 * size**2 + 4.0 * solver.n_samples * n_features,
+        3.0 * 8.0 * size**2 + 4.0 * rows * n_features,
         f"The exact solve's dense Hessian ({size} x {size})",
         "use method='gradient' (DP-SGD), which needs no Hessian, or fewer features",
     )

@@ -12,8 +12,9 @@ from ..base import FitPlan
 from ..utils._feasibility import check_magnitudes
 from ..utils._privacy import warn_data_derived
 from ..utils._sklearn_compat import Interval, Real, StrOptions, fit_context
-from ._adassp import plan_adassp, run_adassp
+from ._adassp import plan_adassp, run_adassp, run_adassp_on_sums
 from ._base import _BaseDPLinear
+from ._dask import RowBlocks
 from ._losses import HuberLoss
 
 if TYPE_CHECKING:
@@ -106,6 +107,9 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
     n_iter_ : int
         Public: ``max_iter`` (``'objective'``, ``'output'``), the DP-SGD
         steps (``'gradient'``), or 1 (``'adassp'``, one solve).
+    gradient_variant_ : {'dpsgd', 'full_batch_gd'}
+        ``'gradient'`` only: DP-SGD, or full-batch noisy gradient descent on
+        a dask collection.
     privacy_event_ : PrivacyEvent
     epsilon_, delta_ : float
     budget_entry_ : LedgerEntry or None
@@ -151,6 +155,12 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
     dense whatever ``X`` is: the plan refuses it, before the charge, when
     ``48 d**2`` bytes exceed the machine's memory (a 100,000-column matrix
     would need 480 GB), and points to ``'gradient'`` or ``'objective'``.
+
+    **Dask input**: dask arrays and DataFrames are fitted as by
+    :class:`~skdp.linear_model.DPLogisticRegression` (its Notes);
+    ``'adassp'`` sums ``Z^T Z`` and ``Z^T t`` on the workers and releases
+    the in-memory model, as ``'objective'`` and ``'output'`` do; ``y_bounds``
+    omitted is read by the validation pass, with the same warning.
 
     References
     ----------
@@ -247,8 +257,16 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
 
     def _targets(self, y):
         y = np.asarray(y, dtype=float).ravel()
+        y_range = None if self.y_bounds is not None else (np.min(y), np.max(y))
+        low, high = self._target_bounds(y_range)
+        middle, half = (low + high) / 2.0, (high - low) / 2.0
+        t = (np.clip(y, low, high) - middle) / half
+        return np.clip(t, -1.0, 1.0)[:, None], None, {"bounds": (low, high)}
+
+    def _target_bounds(self, y_range) -> tuple[float, float]:
+        """``y_bounds`` checked, or ``y_range`` (read from data) with a warning."""
         if self.y_bounds is None:
-            low, high = float(np.min(y)), float(np.max(y))
+            low, high = (float(v) for v in y_range)
             warn_data_derived(
                 "y_bounds",
                 "the smallest and largest target",
@@ -270,8 +288,7 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
         check_magnitudes("DPLinearRegression", **{"y_bounds": max(abs(low), abs(high))})
         if not (math.isfinite(middle) and half > 0 and math.isfinite(half)):
             raise ValueError(f"y_bounds {(low, high)!r} cannot be scaled in float64.")
-        t = (np.clip(y, low, high) - middle) / half
-        return np.clip(t, -1.0, 1.0)[:, None], None, {"bounds": (low, high)}
+        return low, high
 
     def _n_outputs(self, prepared) -> int:
         return 2  # one model
@@ -297,7 +314,12 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
     def _run_fit(self, prepared, plan, source) -> None:
         if self.method != "adassp":
             return super()._run_fit(prepared, plan, source)
-        coef = run_adassp(prepared.Z, prepared.Y[:, 0], plan.settings["method"], source)
+        if isinstance(prepared.Z, RowBlocks):  # dask: the sums come from workers
+            gram, moment = prepared.Z.gram_and_moment()
+            coef = run_adassp_on_sums(gram, moment, plan.settings["method"], source)
+        else:
+            Y = prepared.Y
+            coef = run_adassp(prepared.Z, Y[:, 0], plan.settings["method"], source)
         self.n_iter_ = 1
         self.data_norm_ = prepared.data_norm
         self._set_targets_fitted(prepared)

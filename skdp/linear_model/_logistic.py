@@ -87,7 +87,8 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
         ``'objective'`` and ``'output'``: Newton steps (Newton-CG steps
         beyond 2048 coefficients) before the solver falls back to an
         accelerated gradient method with a public step bound (see Notes).
-        Any value is valid.
+        Any value is valid. ``'gradient'`` on a dask collection: the number
+        of full-batch steps, each one pass over the data (see Notes).
     tol : float, default=1e-12
         ``'objective'`` and ``'output'``: the solver stops at a gradient norm
         of ``tau = tol * (alpha + C n R)`` (at least four times its rounding
@@ -156,6 +157,12 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
     learning_rate_, max_grad_norm_ : float, float
         ``'gradient'`` only: the step size and clipping norm used (the
         parameters, or the defaults they resolved to).
+    gradient_variant_ : {'dpsgd', 'full_batch_gd'}
+        ``'gradient'`` only: which variant ran, Poisson-sampled DP-SGD (in
+        memory) or full-batch noisy gradient descent (on a dask
+        collection; ``sampling_rate_`` is then 1 and ``noise_multiplier_``
+        is relative to the clipped sum's replace-one sensitivity
+        ``2 max_grad_norm``).
     privacy_event_ : PrivacyEvent
         What the fit charged.
     epsilon_, delta_ : float
@@ -276,6 +283,33 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
     so DP-SGD composes in the budget under the same relation as the other
     methods. The noise is the discrete
     Gaussian drawn from the secure source.
+
+    **Dask input** (``pip install skdp[dask]``). ``X`` and ``y`` may be
+    dask arrays or a dask DataFrame and Series: the fit is the same call,
+    ``fit(dask_X, dask_y)``. The client validates them in one pass that
+    returns only public facts (finite values, labels within ``classes``),
+    plans from ``n_samples`` and ``n_features`` (the collection's shape),
+    charges once and draws every noise vector; the workers only sum over
+    their row blocks, each block bounded to ``data_norm`` as above
+    (``skdp.linear_model._dask``). ``'objective'`` and ``'output'`` run the
+    same certified solver on worker-side sums of the loss, its gradient and
+    Hessian, and release the same model as the in-memory fit with the same
+    ``random_state``, to the solver's rounding. ``'gradient'`` runs
+    **full-batch noisy gradient descent** (``gradient_variant_ ==
+    'full_batch_gd'``), because Poisson-sampled DP-SGD needs one round of
+    tasks per small step: ``T = max_iter`` steps, each releasing the sum of
+    every row's gradient clipped to ``c = max_grad_norm`` plus Gaussian
+    noise. Replacing one row moves that sum by at most ``2 c``; the noise
+    multiplier ``s`` (standard deviation ``s 2 c``, plus the grid's rounding
+    allowance) is the smallest for which ``SelfComposedEvent(
+    GaussianEvent(s), T)``, the adaptive composition of the ``T`` Gaussian
+    releases, costs ``(epsilon, delta)`` under replace one row; the update
+    (Nesterov's accelerated gradient, step ``1 / L`` for the worst-case
+    smoothness ``L = R**2 / 4``) is post-processing (``plan_full_batch_gd``).
+    A worker failure after the charge raises
+    :class:`~skdp.exceptions.ChargedFitError`: the spend stands. Prefer
+    ``X.persist()`` when the data fits in the cluster's memory: every solver
+    step is a pass over the data.
 
     ``sample_weight`` and ``class_weight`` are not supported: weights
     change the sensitivity, and ``class_weight='balanced'`` reads class

@@ -744,6 +744,10 @@ def solve(Z, Y, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
     guarantee is the exact-arithmetic one. skdp's objective perturbation
     raises ``alpha`` with the noise, which keeps it far from that regime.
     """
+    if hasattr(Z, "solve"):
+        # Row blocks of a dask collection: the same solve, its sums over the
+        # data computed on the workers (``skdp.linear_model._dask``).
+        return Z.solve(plan, linear, loss)
     Y = np.asarray(Y, dtype=float)
     if loss is not None and Y.ndim == 2 and Y.shape[1] > 1:
         linear = np.zeros((Y.shape[1], Z.shape[1])) if linear is None else linear
@@ -753,16 +757,33 @@ def solve(Z, Y, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
                 for k in range(Y.shape[1])
             ]
         )
+    problem = _problem(Z, Y, plan.alpha, plan.C, linear, loss, single_hessian(plan))
+    coef = solve_problem(problem, plan, linear, row_terms(Z))
+    if Y.ndim == 1:
+        return coef
+    return coef.reshape(problem.shape if Y.shape[1] > 1 else (1, Z.shape[1]))
+
+
+def single_hessian(plan: SolverPlan) -> bool:
+    """Whether the dense Hessian may be formed in single precision."""
     # Single precision moves the Hessian by about 6e-8 of its scale; beyond
     # a condition number of 1e6 that could make it indefinite.
-    single = (
+    return (
         not plan.hessian_free
         and plan.smoothness / plan.alpha <= _SINGLE_PRECISION_CONDITION
         and plan.smoothness <= _SINGLE_PRECISION_SCALE
     )
-    problem = _problem(Z, Y, plan.alpha, plan.C, linear, loss, single)
+
+
+def solve_problem(problem, plan: SolverPlan, linear, terms: int) -> np.ndarray:
+    """The certified solve of :func:`solve` on a built problem; raveled ``coef``.
+
+    ``problem`` has the interface of ``_MarginProblem`` (``value``,
+    ``gradient``, ``hessian`` or the Hessian-free ``curvature``,
+    ``hessian_product``, ``hessian_diagonal``); ``terms`` is the most terms a
+    margin sums (see :meth:`SolverPlan.gradient_error`).
+    """
     linear_norm = 0.0 if linear is None else float(np.linalg.norm(linear))
-    terms = row_terms(Z)
 
     def certified(w, gradient_norm):
         error = plan.gradient_error(float(np.linalg.norm(w)), linear_norm, terms)
@@ -780,6 +801,4 @@ def solve(Z, Y, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
         coef = _accelerated_gradient(problem, plan, coef, steps, certified)
     if not np.all(np.isfinite(coef)):  # cannot happen for finite inputs
         coef = np.zeros_like(coef)
-    if Y.ndim == 1:
-        return coef
-    return coef.reshape(problem.shape if Y.shape[1] > 1 else (1, Z.shape[1]))
+    return coef

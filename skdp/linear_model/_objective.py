@@ -296,6 +296,7 @@ def plan_objective(
     max_iter: int,
     loss: MarginLoss | None = None,
     delta: float = 0.0,
+    rows_held: int | None = None,
 ) -> ObjectivePlan:
     """Plan objective perturbation from public quantities; may raise.
 
@@ -383,7 +384,7 @@ def plan_objective(
         max_iter=max_iter,
         loss=loss,
     )
-    check_solver(solver, n_classes, n_features)
+    check_solver(solver, n_classes, n_features, rows_held)
     # Each of the rank models (or the one softmax model) is within r: the
     # joint residual is at most r sqrt(models) (one model for softmax).
     models = rank if loss is not None else 1

@@ -122,8 +122,12 @@ def plan_output(
     tol: float,
     max_iter: int,
     loss: MarginLoss | None = None,
+    rows_held: int | None = None,
 ) -> OutputPlan:
     """Plan output perturbation from public quantities; may raise.
+
+    ``rows_held`` is as in
+    :func:`~skdp.linear_model._objective.plan_objective`.
 
     Notes
     -----
@@ -158,7 +162,7 @@ def plan_output(
         max_iter=max_iter,
         loss=loss,
     )
-    check_solver(solver, n_classes, n_features)
+    check_solver(solver, n_classes, n_features, rows_held)
     # Every one-vs-rest model is within r: jointly within r sqrt(models).
     residual = solver.residual * (math.sqrt(models) if loss is not None else 1.0)
     sensitivity = output_sensitivity(C, row_norm, n_classes, loss) + 2.0 * residual

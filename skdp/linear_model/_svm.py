@@ -111,6 +111,10 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
     data_norm_ : float
     noise_multiplier_, sampling_rate_, n_steps_, learning_rate_, max_grad_norm_
         ``'gradient'`` only.
+    gradient_variant_ : {'dpsgd', 'full_batch_gd'}
+        ``'gradient'`` only: DP-SGD, or full-batch noisy gradient descent on
+        a dask collection (see
+        :class:`~skdp.linear_model.DPLogisticRegression`).
     privacy_event_ : PrivacyEvent
     epsilon_, delta_ : float
     budget_entry_ : LedgerEntry or None
@@ -150,6 +154,11 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
     for :class:`~skdp.linear_model.DPLogisticRegression` (whose Notes
     describe the Hessian-free solver the exact methods switch to beyond
     2048 coefficients per model).
+
+    **Dask input**: dask arrays and DataFrames are fitted as by
+    :class:`~skdp.linear_model.DPLogisticRegression` (its Notes): the exact
+    methods release the in-memory model, ``'gradient'`` runs full-batch
+    noisy gradient descent for ``max_iter`` steps.
 
     References
     ----------

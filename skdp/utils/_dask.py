@@ -67,9 +67,12 @@ def sum_over_row_blocks(
     import dask
 
     X, y = as_row_blocks(X, y)
-    x_blocks = X.to_delayed().ravel()
+    # Unoptimised block graphs share their keys, so a y computed from X
+    # (or both read from one source) runs X's tasks once; optimising each
+    # array alone would fuse a second copy of them into every y block.
+    x_blocks = X.to_delayed(optimize_graph=y is None).ravel()
     if y is not None:
-        y_blocks = y.to_delayed().ravel()
+        y_blocks = y.to_delayed(optimize_graph=False).ravel()
         parts = [
             dask.delayed(func)(xb, yb, *args) for xb, yb in zip(x_blocks, y_blocks)
         ]
