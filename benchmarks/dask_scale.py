@@ -133,11 +133,14 @@ def in_memory(make, rows, chunk_rows, seed, *args):
 # --- estimators and scores ----------------------------------------------------------
 
 
-def logistic(method, seed):
+def logistic(method, seed, steps=100):
     from skdp.linear_model import DPLogisticRegression
 
     delta = None if method != "gradient" else DELTA
+    # max_iter is the number of full-batch steps of 'gradient' on dask (one
+    # pass over the data each); in memory 'gradient' is DP-SGD (epochs).
     return DPLogisticRegression(
+        max_iter=steps if method == "gradient" else 100,
         epsilon=EPSILON,
         delta=delta,
         method=method,
@@ -265,7 +268,7 @@ def dask_fit(client, method, args, codes, sizes):
     else:
         data = lazy(logistic_block, args.rows, args.chunk_rows, N_FEATURES + 1,
                     np.float32, args.seed)  # fmt: skip
-        estimator = logistic(method, args.seed)
+        estimator = logistic(method, args.seed, args.gradient_steps)
         fit_args = (data[:, :N_FEATURES], data[:, N_FEATURES])
     with PeakMemory(client, args.sample_every) as peak:
         start = time.perf_counter()
@@ -339,6 +342,8 @@ def main(argv=None):
     parser.add_argument("--memory-limit", default="2GB")
     parser.add_argument("--methods", default="objective,output,gradient,pmw")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--gradient-steps", type=int, default=100,
+                        help="full-batch steps of 'gradient' on dask")  # fmt: skip
     parser.add_argument("--sample-every", type=float, default=0.5)
     parser.add_argument("--skip-memory", action="store_true",
                         help="skip the in-memory fits")  # fmt: skip

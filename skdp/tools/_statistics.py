@@ -59,9 +59,9 @@ def _moment(name, a, axis, epsilon, bounds, budget, random_state, *, var, finish
     """Plan, charge and release one moment statistic (shared by four tools)."""
     dask_input = is_dask_collection(a)
     if dask_input:  # metadata and a finiteness pass; bounds must be declared
-        X, shape = dask_rows(a, axis, name)
         if bounds is None:
             refuse_undeclared(f"skdp.tools.{name}")
+        X, shape = dask_rows(a, axis, name)
     else:
         X, shape = rows_of(a, axis, name), np.shape(a)[1:]
     lower, upper = resolve_bounds(
