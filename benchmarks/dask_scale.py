@@ -329,6 +329,33 @@ def table(results, args):
     return "\n".join(lines)
 
 
+def run_dask(args, methods, results):
+    from distributed import Client, LocalCluster
+
+    codes, sizes = adult_codes()
+    with (
+        LocalCluster(
+            n_workers=args.workers,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=args.memory_limit,
+            dashboard_address=":0",
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        for method in methods:
+            entry = results[method]
+            start = time.perf_counter()
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    entry["dask"] = dask_fit(client, method, args, codes, sizes)
+            except Exception as error:  # report and go on with the next method
+                entry["dask"] = {"error": f"{type(error).__name__}: {error}"}
+            print(f"{method} dask: {entry['dask']} "
+                  f"({time.perf_counter() - start:.0f} s)", flush=True)  # fmt: skip
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=20_000_000)
@@ -345,6 +372,8 @@ def main(argv=None):
     parser.add_argument("--gradient-steps", type=int, default=100,
                         help="full-batch steps of 'gradient' on dask")  # fmt: skip
     parser.add_argument("--sample-every", type=float, default=0.5)
+    parser.add_argument("--skip-dask", action="store_true",
+                        help="skip the dask fits")  # fmt: skip
     parser.add_argument("--skip-memory", action="store_true",
                         help="skip the in-memory fits")  # fmt: skip
     parser.add_argument("--out", help="write the results (.json or .md)")
@@ -354,31 +383,9 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown methods {sorted(unknown)}")
 
-    from distributed import Client, LocalCluster
-
-    codes, sizes = adult_codes()
-    results = {}
-    with (
-        LocalCluster(
-            n_workers=args.workers,
-            threads_per_worker=1,
-            processes=True,
-            memory_limit=args.memory_limit,
-            dashboard_address=None,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        for method in methods:
-            entry = results.setdefault(method, {})
-            start = time.perf_counter()
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    entry["dask"] = dask_fit(client, method, args, codes, sizes)
-            except Exception as error:  # report and go on with the next method
-                entry["dask"] = {"error": f"{type(error).__name__}: {error}"}
-            print(f"{method} dask: {entry['dask']} "
-                  f"({time.perf_counter() - start:.0f} s)", flush=True)  # fmt: skip
+    results = {method: {} for method in methods}
+    if not args.skip_dask:
+        run_dask(args, methods, results)
     if not args.skip_memory:
         for method in methods:
             entry = results[method]
