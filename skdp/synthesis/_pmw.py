@@ -266,6 +266,18 @@ class PMWSynthesizer(
     from the domains, never from the draws. Integer bounds outside an
     integer dtype's range, and date columns, are refused before the charge.
 
+    **Dask.** ``fit`` accepts a dask array or DataFrame (the ``skdp[dask]``
+    extra) whose every column has a declared domain (``categories``,
+    ``bounds`` or a ``Categorical`` dtype with known categories; domains
+    are never read from dask data). Before the charge, one map-reduce pass
+    checks the values (missing, non-numeric or infinite values are refused
+    as in memory; skipped for plain integer columns); after it, one pass
+    counts every marginal the loop may read (``np.bincount`` per row block,
+    summed in a tree) and the loop, noise included, runs in the client.
+    The guarantee is the one above, and with the same ``random_state`` the
+    model is the in-memory fit's, exactly. The marginals counted must total
+    at most ``2**25`` cells (refused before the charge otherwise).
+
     ``transform(X)`` returns ``len(X)`` fresh synthetic rows: it reads only
     the number of rows of ``X``, never its values. Because the rows are
     random draws, the estimator is tagged non-deterministic (its output does
@@ -464,7 +476,8 @@ class PMWSynthesizer(
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Numeric and categorical columns.
+            Numeric and categorical columns; a dask array or DataFrame is
+            counted on its workers (see Notes).
         y : None
             Ignored, except inside a ``Pipeline``, ``FeatureUnion`` or
             ``ColumnTransformer`` fitted with a target: there the synthesizer
