@@ -46,6 +46,7 @@ from ._events import (
 from ._ledger import LedgerEntry, LedgerStore, MemoryLedger
 from ._pld import PrivacyLossDistribution
 from ._pld_accountant import PLDAccountant
+from ._postgres_ledger import PostgreSQLLedger
 from ._rdp import (
     DEFAULT_ORDERS,
     rdp_exponential_mechanism,
@@ -81,6 +82,7 @@ __all__ = [
     "NeighbouringRelation",
     "PLDAccountant",
     "PoissonSubsampledGaussianEvent",
+    "PostgreSQLLedger",
     "PrivacyAccountant",
     "PrivacyBudget",
     "PrivacyEvent",

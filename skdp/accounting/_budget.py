@@ -16,7 +16,8 @@ from ..exceptions import BudgetExceededError, LedgerError
 from ._accountant import CompositionReport, PrivacyAccountant
 from ._composition import Accountant
 from ._events import PrivacyEvent
-from ._ledger import LedgerEntry, LedgerStore, MemoryLedger
+from ._ledger import LedgerEntry, LedgerStore, MemoryLedger, backup_entries
+from ._postgres_ledger import PostgreSQLLedger, is_postgres_url
 from ._sqlite_ledger import SQLiteLedger
 
 __all__ = ["PrivacyBudget"]
@@ -81,15 +82,20 @@ class PrivacyBudget:
         exact Gaussian profile and basic composition, for skdp's
         neighbouring relation (replace one row).
     ledger : str, os.PathLike or LedgerStore, default=None
-        Where spends are recorded. ``None`` keeps them in this process's
-        memory (moved to a temporary file on this machine the first time the
-        budget is sent to another process, see Notes). A path opens or
-        creates a :class:`~skdp.accounting.SQLiteLedger` there: every
+        Where spends are recorded. ``None`` (or ``":memory:"``) keeps them in
+        this process's memory (moved to a temporary file on this machine the
+        first time the budget is sent to another process, see Notes). A path
+        (``~`` means your home directory) opens or creates a
+        :class:`~skdp.accounting.SQLiteLedger` there: every
         process, joblib worker and Dask worker that can open the file spends
         from the same budget, every spend is on disk before the noisy result
         is released, and the file keeps the record after the program ends. An
         existing ledger must have been created with the same ``epsilon`` and
-        ``delta`` (see :meth:`from_ledger` to reopen one with its own). Any
+        ``delta`` (see :meth:`from_ledger` to reopen one with its own). A
+        ``postgresql://`` (or ``postgres://``) URL opens a
+        :class:`~skdp.accounting.PostgreSQLLedger` instead, for workers on
+        several machines (``#name`` at the end picks one of several ledgers
+        in the database; needs ``skdp[postgresql]``). Any
         other object implementing :class:`~skdp.accounting.LedgerStore` (for
         example a server-backed ledger) is used as given.
 
@@ -210,7 +216,9 @@ class PrivacyBudget:
         Parameters
         ----------
         ledger : str, os.PathLike or LedgerStore
-            Path of a :class:`~skdp.accounting.SQLiteLedger` file, or a store.
+            Path of a :class:`~skdp.accounting.SQLiteLedger` file, a
+            ``postgresql://`` URL of a
+            :class:`~skdp.accounting.PostgreSQLLedger`, or a store.
         accountant : Accountant, default=None
             As in the constructor.
 
@@ -225,7 +233,9 @@ class PrivacyBudget:
         LedgerError
             If there is no ledger at that path or it cannot be read.
         """
-        if isinstance(ledger, str | os.PathLike):
+        if is_postgres_url(ledger):
+            ledger = PostgreSQLLedger(ledger)
+        elif isinstance(ledger, str | os.PathLike):
             ledger = SQLiteLedger(ledger)
         epsilon, delta = ledger.limits
         return cls(epsilon, delta, accountant=accountant, ledger=ledger)
@@ -430,6 +440,50 @@ class PrivacyBudget:
             return False
         return True
 
+    def backup(self, path: str | os.PathLike[str]) -> None:
+        """Write a consistent copy of the ledger to the new SQLite file ``path``.
+
+        For a :class:`~skdp.accounting.SQLiteLedger` this is SQLite's online
+        backup (:meth:`SQLiteLedger.backup
+        <skdp.accounting.SQLiteLedger.backup>`): one committed state of the
+        file, taken while other processes keep spending, with the same
+        identifier, limits and hash chain. For a budget kept in memory, or
+        any store without a ``backup`` method, the entries read at once are
+        written to a new SQLite ledger with the budget's limits. Either way
+        the copy opens with :meth:`from_ledger` and verifies. Spending from a
+        copy while the original is in use splits the budget in two: a copy is
+        for safekeeping and for restoring.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A file that does not exist yet (``~`` is expanded).
+
+        Raises
+        ------
+        FileExistsError
+            If ``path`` exists; a backup never overwrites a file.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from skdp import PrivacyBudget
+        >>> from skdp.accounting import LaplaceEvent
+        >>> directory = tempfile.TemporaryDirectory()
+        >>> budget = PrivacyBudget(1.0, ledger=os.path.join(directory.name, "l.db"))
+        >>> _ = budget.spend(LaplaceEvent(0.25), label="count")
+        >>> budget.backup(os.path.join(directory.name, "copy.db"))
+        >>> copy = PrivacyBudget.from_ledger(os.path.join(directory.name, "copy.db"))
+        >>> copy.spent(), [entry.label for entry in copy.ledger]
+        ((0.25, 0.0), ['count'])
+        >>> copy.store.close(); budget.store.close(); directory.cleanup()
+        """
+        store = self._store
+        if hasattr(store, "backup"):
+            store.backup(path)
+        else:
+            backup_entries(store, path)  # any store: its entries, copied
+
     # -- reporting ---------------------------------------------------------
     @property
     def ledger(self) -> list[LedgerEntry]:
@@ -509,8 +563,12 @@ class PrivacyBudget:
 def _open_store(ledger, epsilon: float, delta: float) -> LedgerStore:
     if ledger is None:
         return MemoryLedger(epsilon, delta)
+    if is_postgres_url(ledger):
+        return PostgreSQLLedger(ledger, epsilon, delta)
     if isinstance(ledger, str | os.PathLike):
-        return SQLiteLedger(ledger, epsilon, delta)
+        if os.fspath(ledger) == ":memory:":
+            return MemoryLedger(epsilon, delta)
+        return SQLiteLedger(ledger, epsilon, delta)  # expands "~"
     if not isinstance(ledger, LedgerStore):
         raise TypeError(
             "ledger must be None, a path or a LedgerStore (an object with "

@@ -179,6 +179,16 @@ class MemoryLedger:
             self._entries.append(entry)
             return entry
 
+    def backup(self, path: str | os.PathLike[str]) -> None:
+        """Write the entries to a new :class:`~skdp.accounting.SQLiteLedger`.
+
+        The file at ``path`` (which must not exist) gets this ledger's limits
+        and entries (with their timestamps) under a new identifier. Also used
+        by :meth:`PrivacyBudget.backup <skdp.PrivacyBudget.backup>` for any
+        store without a ``backup`` method of its own.
+        """
+        backup_entries(self, path)
+
     def move_to(self, store: _ImportingStore) -> LedgerStore:
         """Copy every entry into the empty ``store`` and forward to it from now on.
 
@@ -193,3 +203,17 @@ class MemoryLedger:
                 self._entries = []
                 self._moved_to = store
             return self._moved_to
+
+
+def backup_entries(store: LedgerStore, path: str | os.PathLike[str]) -> None:
+    """Write ``store``'s limits and entries to a new SQLite ledger file."""
+    from ._sqlite_ledger import SQLiteLedger, _expand, _refuse_existing
+
+    target = _expand(path)
+    _refuse_existing(target)
+    entries = store.entries()  # one read: a consistent list
+    copy = SQLiteLedger(target, *store.limits)
+    try:
+        copy.import_entries(entries)
+    finally:
+        copy.close()

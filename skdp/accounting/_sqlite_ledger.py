@@ -4,7 +4,9 @@ Check-and-spend is one ``BEGIN IMMEDIATE`` transaction, so two processes can
 never both see room for the last spend; a committed spend is on disk before
 :meth:`SQLiteLedger.append_if` returns. Events are stored as JSON
 (:func:`~skdp.accounting.event_to_dict`), so the file can be read without
-skdp.
+skdp. Every entry carries a hash chained to the previous one
+(:mod:`skdp.accounting._chain`) and the head of the chain is stored with the
+limits, so an edited, reordered or truncated file is refused.
 """
 
 from __future__ import annotations
@@ -22,19 +24,55 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 
 from ..exceptions import LedgerError
+from ._chain import check_head, entry_hash, genesis_hash, verify_rows
 from ._events import PrivacyEvent, event_from_dict, event_to_dict
 from ._ledger import LedgerEntry
 
 __all__ = ["SQLiteLedger"]
 
-_FORMAT = "1"
+# Format 2 added the hash chain (a ``hash`` column and the head in the meta
+# table). Format-1 files are refused with a pointer to SQLiteLedger.upgrade.
+_FORMAT = "2"
 _META = "skdp_ledger_meta"
 _ENTRIES = "skdp_ledger_entries"
 _SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS {_META} (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     f"CREATE TABLE IF NOT EXISTS {_ENTRIES} (idx INTEGER PRIMARY KEY, "
-    "label TEXT NOT NULL, event TEXT NOT NULL, timestamp REAL NOT NULL)",
+    "label TEXT NOT NULL, event TEXT NOT NULL, timestamp REAL NOT NULL, "
+    "hash TEXT NOT NULL)",
 )
+_INSERT = (
+    f"INSERT INTO {_ENTRIES} (idx, label, event, timestamp, hash) "
+    "VALUES (?, ?, ?, ?, ?)"
+)
+_SET_HEAD = f"INSERT OR REPLACE INTO {_META} (key, value) VALUES (?, ?)"
+
+
+def _expand(path: str | os.PathLike[str]) -> str:
+    """Absolute path of ``path``, with ``~`` expanded to the user's home."""
+    path = os.fspath(path)
+    if path == ":memory:":
+        raise ValueError(
+            "':memory:' is not a ledger file: SQLiteLedger needs the path of a "
+            "file that every process can open. For a ledger in this process's "
+            "memory use PrivacyBudget(epsilon, delta) (or ledger=':memory:')."
+        )
+    if path.startswith("file:"):
+        raise ValueError(
+            f"{path!r} looks like a SQLite URI; give SQLiteLedger the plain "
+            "path of the ledger file (it chooses its own connection options)."
+        )
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def _refuse_existing(path: str) -> None:
+    """A backup never overwrites: an existing file may be another ledger."""
+    if os.path.lexists(path):
+        raise FileExistsError(
+            f"{path!r} already exists; a ledger backup is written to a new "
+            "file only (remove it or choose another path)."
+        )
+
 
 # Connections opened before a fork must never be used or closed in the child
 # (closing could checkpoint or release locks that belong to the parent); they
@@ -72,17 +110,23 @@ class SQLiteLedger:
     Parameters
     ----------
     path : str or os.PathLike
-        The database file. It is created (with its directory's permissions)
-        when it does not exist and ``epsilon`` is given.
+        The database file (``~`` is expanded to the user's home). It is
+        created (with its directory's permissions) when it does not exist and
+        ``epsilon`` is given.
     epsilon, delta : float, default=None
         The limits of the budget. For a new file they are stored in it; for an
         existing file they must equal the stored ones. ``None`` opens an
         existing ledger with whatever limits it holds.
-    journal_mode : {"wal", "delete"}, default="wal"
+    journal_mode : {"delete", "wal"}, default="delete"
         SQLite journal of a *new* file (an existing file keeps its own).
-        ``"wal"`` lets readers work while a spend commits, but needs every
-        process on one host; ``"delete"`` (a rollback journal) is the mode to
-        try on a network filesystem whose POSIX locks are reliable.
+        ``"delete"`` (a rollback journal) writes every commit into the
+        database file itself, so the file alone is the whole ledger after
+        each spend: a copy of it is complete, and there is no ``-wal`` file
+        that could be deleted or left behind. ``"wal"`` lets readers work
+        while a spend commits, but the last spends live in ``ledger.db-wal``
+        until a checkpoint: deleting that file (or its ``-shm``) or copying
+        ``ledger.db`` without it loses spends, so use it only on one host, for
+        a ledger nobody touches by hand, and copy it with :meth:`backup`.
     timeout : float, default=60.0
         Seconds a spend waits for another process's spend to commit before
         raising :class:`~skdp.exceptions.LedgerError`.
@@ -101,20 +145,36 @@ class SQLiteLedger:
     *Atomicity.* :meth:`append_if` opens ``BEGIN IMMEDIATE``, which takes
     SQLite's write lock before reading, then reads the entries, runs the
     budget check and inserts; concurrent spends from any process queue on the
-    lock. Readers are never blocked in WAL mode.
+    lock.
 
-    *Durability.* The connection uses ``synchronous=FULL``: the WAL is
-    fsync'ed at every commit, so a recorded spend survives the death of any
-    process and also a power cut or kernel crash. ``synchronous=NORMAL``
-    (the usual WAL setting) survives a killed process but may lose the last
-    commits on power loss, which would let a released result disappear from
-    the ledger; one fsync per fit is a negligible cost next to a fit.
+    *Integrity.* Each entry stores ``hash``, the SHA-256 of the entry as
+    stored chained to the previous entry's hash, starting from a hash of the
+    ledger's identifier and limits; the head of the chain (count and last
+    hash) is stored with the limits and moves in the same transaction as
+    every insert. Opening a ledger verifies the whole chain; every read
+    verifies the new entries and the head, and checks that the entries this
+    process has already read are still there with the same hash. An entry
+    edited, deleted, reordered or moved from another ledger, a truncated
+    file, or a ledger that went back to an older state while a process had
+    it open (a restored copy, a deleted ``-wal``) raises
+    :class:`~skdp.exceptions.LedgerError` and nothing is spent. The chain is
+    not a signature: someone who can write the file and runs this code can
+    rebuild a consistent chain, and an older copy restored before any
+    process opens it is a valid (shorter) ledger. Keep a copy of the head
+    elsewhere (:meth:`head`, or a :meth:`backup`) to detect that.
 
-    *Where it works.* SQLite in WAL mode shares memory through a ``-wal`` and
-    a ``-shm`` file next to the database and needs all processes on one
-    machine. For workers on several machines use a server-backed store (the
-    :class:`~skdp.accounting.LedgerStore` interface) or, on a network
-    filesystem with working POSIX locks, ``journal_mode="delete"``.
+    *Durability.* The connection uses ``synchronous=FULL``: a commit is
+    fsync'ed before :meth:`append_if` returns, so a recorded spend survives
+    the death of any process and also a power cut or kernel crash. A
+    rollback-journal file is complete after every commit; while a spend is
+    being written SQLite keeps ``ledger.db-journal`` next to it, which it
+    needs to undo a spend interrupted by a crash (copy the pair, or use
+    :meth:`backup`, which is always consistent).
+
+    *Where it works.* All processes on one machine, or (in ``"delete"``
+    mode) on a network filesystem whose POSIX locks are reliable. For workers
+    on several machines a server-backed store is the safer choice (see
+    ``doc/ledger.rst``).
 
     Examples
     --------
@@ -130,6 +190,7 @@ class SQLiteLedger:
     Traceback (most recent call last):
     ...
     skdp.exceptions.LedgerError: The privacy ledger ... was created with limits ...
+    >>> ledger.close()
     >>> directory.cleanup()
     """
 
@@ -141,30 +202,37 @@ class SQLiteLedger:
         epsilon: float | None = None,
         delta: float | None = None,
         *,
-        journal_mode: str = "wal",
+        journal_mode: str = "delete",
         timeout: float = 60.0,
     ) -> None:
         if journal_mode not in ("wal", "delete"):
             raise ValueError(
-                f"journal_mode must be 'wal' or 'delete', got {journal_mode!r}."
+                f"journal_mode must be 'delete' or 'wal', got {journal_mode!r}."
             )
         if (epsilon is None) != (delta is None):
             raise ValueError("Give both epsilon and delta, or neither.")
-        self.path = os.path.abspath(os.fspath(path))
+        self.path = _expand(path)
         self.journal_mode = journal_mode
         self.timeout = float(timeout)
         self.temporary = False
         self._reset_process_state()
         wanted = None if epsilon is None else (float(epsilon), float(delta))
         self.ledger_id, self.limits = self._open_or_create(wanted)
+        try:
+            self.entries()  # verifies the whole chain and the head
+        except BaseException:
+            self.close()
+            raise
 
     # -- connection --------------------------------------------------------
     def _reset_process_state(self):
         self._conn: sqlite3.Connection | None = None
         self._file_identity: tuple[int, int] | None = None
+        self._side_files: dict[str, tuple[int, int] | None] = {}
         self._pid = os.getpid()
         self._lock = threading.RLock()
         self._cache: list[LedgerEntry] = []
+        self._head: str | None = None  # hash of the last cached entry
 
     def _uri(self, mode: str) -> str:
         return f"file:{urllib.parse.quote(self.path)}?mode={mode}"
@@ -210,14 +278,17 @@ class SQLiteLedger:
                 if not tables and wanted is not None:
                     for statement in _SCHEMA:
                         conn.execute(statement)
+                    ledger_id = uuid.uuid4().hex
                     conn.executemany(
                         f"INSERT INTO {_META} (key, value) VALUES (?, ?)",
                         [
                             ("format", _FORMAT),
-                            ("ledger_id", uuid.uuid4().hex),
+                            ("ledger_id", ledger_id),
                             ("epsilon", repr(wanted[0])),
                             ("delta", repr(wanted[1])),
                             ("created", repr(time.time())),
+                            ("head_count", "0"),
+                            ("head_hash", genesis_hash(ledger_id, wanted)),
                         ],
                     )
                 elif _META not in tables or _ENTRIES not in tables:
@@ -241,6 +312,15 @@ class SQLiteLedger:
             raise
         if meta.get("format") != _FORMAT:
             conn.close()
+            if meta.get("format") == "1":
+                raise LedgerError(
+                    f"The privacy ledger at {self.path!r} has format 1 (written "
+                    "by an skdp without the ledger hash chain); this skdp reads "
+                    f"format {_FORMAT}. Run SQLiteLedger.upgrade(path) once, with "
+                    "no other process using the ledger, to add the chain. The "
+                    "upgrade trusts the entries as they are: it cannot tell "
+                    "whether the file was edited before."
+                )
             raise LedgerError(
                 f"The privacy ledger at {self.path!r} has format "
                 f"{meta.get('format')!r}; this skdp reads format {_FORMAT}."
@@ -255,9 +335,24 @@ class SQLiteLedger:
                 "never change: open it with its own limits "
                 "(PrivacyBudget.from_ledger(path)) or start a new ledger file."
             )
+        self._adopt(conn)
+        return meta["ledger_id"], limits
+
+    def _adopt(self, conn: sqlite3.Connection) -> None:
+        """Use ``conn`` from now on; remember which files it works with."""
         self._conn = conn
         self._file_identity = self._current_identity()
-        return meta["ledger_id"], limits
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        # In WAL mode the last commits live in -wal and the locks in -shm;
+        # if either is deleted, a new process makes fresh ones and no longer
+        # sees (or locks against) this connection.
+        self._side_files = (
+            {f"{self.path}-{s}": None for s in ("wal", "shm")}
+            if mode.lower() == "wal"
+            else {}
+        )
+        for name in self._side_files:
+            self._side_files[name] = _identity(name)
 
     def _process_lock(self) -> threading.RLock:
         """This process's lock; after a fork, fresh state for the child.
@@ -292,35 +387,36 @@ class SQLiteLedger:
                     "it was replaced or another ledger has the same path."
                     + _fix_for(self.temporary)
                 )
-            self._conn = conn
-            self._file_identity = self._current_identity()
+            self._adopt(conn)
         return self._conn
 
     def _current_identity(self) -> tuple[int, int] | None:
         """``(device, inode)`` of the file now at ``path``, None if missing."""
-        try:
-            info = os.stat(self.path)
-        except OSError:
-            return None
-        return info.st_dev, info.st_ino
+        return _identity(self.path)
 
     def _check_still_at_path(self, conn: sqlite3.Connection) -> None:
         """Refuse to write to a ledger file that was deleted or replaced.
 
         An open connection keeps writing to an unlinked file; those spends
         would be invisible to every later reader of the path, which would
-        see a fresh (or different) ledger and could overspend.
+        see a fresh (or different) ledger and could overspend. The same
+        holds for the ``-wal`` and ``-shm`` files of a WAL-mode ledger.
         """
         if self._current_identity() != self._file_identity:
-            conn.execute("ROLLBACK")
-            conn.close()
-            self._conn = None
-            raise LedgerError(
-                f"The privacy ledger at {self.path!r} was deleted or replaced "
-                "while this budget had it open; a spend written to the old file "
-                "would be lost, so nothing was recorded. Restore the ledger file "
-                "(or open the new one explicitly)."
-            )
+            what = "was deleted or replaced"
+        elif any(_identity(f) != i for f, i in self._side_files.items()):
+            what = "lost its -wal or -shm file (deleted or replaced)"
+        else:
+            return
+        conn.execute("ROLLBACK")
+        conn.close()
+        self._conn = None
+        raise LedgerError(
+            f"The privacy ledger at {self.path!r} {what} while this budget had "
+            "it open; a spend written now would be lost or could overspend, so "
+            "nothing was recorded. Restore the ledger (or open the new one "
+            "explicitly) and check its entries."
+        )
 
     def close(self) -> None:
         """Close this process's connection (it reopens on the next use)."""
@@ -347,13 +443,7 @@ class SQLiteLedger:
     # -- reading and writing -----------------------------------------------
     def _decode(self, rows) -> list[LedgerEntry]:
         out = []
-        for idx, label, event, timestamp in rows:
-            if idx != len(self._cache) + len(out):
-                raise LedgerError(
-                    f"The privacy ledger at {self.path!r} has a gap before entry "
-                    f"{idx}; it was edited or restored from an older copy and can "
-                    "no longer be trusted."
-                )
+        for idx, label, event, timestamp, _ in rows:
             try:
                 decoded = event_from_dict(json.loads(event))
             except (ValueError, TypeError, KeyError) as exc:
@@ -364,25 +454,68 @@ class SQLiteLedger:
             out.append(LedgerEntry(idx, label, decoded, timestamp))
         return out
 
+    def _rolled_back(self, recorded: int) -> LedgerError:
+        return LedgerError(
+            f"The privacy ledger at {self.path!r} no longer holds the "
+            f"{len(self._cache)} entries this process has already read from it "
+            f"(its recorded head says {recorded}): it was truncated, restored "
+            "from an older copy, or lost committed spends with a deleted -wal "
+            "file, so it can no longer be trusted and nothing was recorded."
+        )
+
     def _refresh(self, conn: sqlite3.Connection) -> list[LedgerEntry]:
-        """Bring the cache of entries up to date (entries are append-only)."""
-        count = conn.execute(f"SELECT COUNT(*) FROM {_ENTRIES}").fetchone()[0]
-        if count < len(self._cache):
-            raise LedgerError(
-                f"The privacy ledger at {self.path!r} has {count} entries but "
-                f"{len(self._cache)} were read from it before; it was truncated "
-                "or restored from an older copy and can no longer be trusted."
+        """Bring the cache of entries up to date, verifying the hash chain.
+
+        Entries are append-only: the last entry already read must still be
+        there with its hash, the new ones must continue the chain from it,
+        and the chain must end at the head recorded in the meta table.
+        Called inside a transaction.
+        """
+        where = repr(self.path)
+        n = len(self._cache)
+        head = dict(
+            conn.execute(
+                f"SELECT key, value FROM {_META} "
+                "WHERE key IN ('head_count', 'head_hash')"
             )
+        )
+        try:
+            recorded = (int(head["head_count"]), str(head["head_hash"]))
+        except (KeyError, TypeError, ValueError):
+            raise LedgerError(
+                f"The privacy ledger at {where} has no valid recorded head "
+                f"({head!r}): it was edited outside skdp and can no longer be "
+                "trusted."
+            ) from None
+        if recorded[0] < n:
+            raise self._rolled_back(recorded[0])
         rows = conn.execute(
-            f"SELECT idx, label, event, timestamp FROM {_ENTRIES} "
+            f"SELECT idx, label, event, timestamp, hash FROM {_ENTRIES} "
             "WHERE idx >= ? ORDER BY idx",
-            (len(self._cache),),
+            (max(n - 1, 0),),
         ).fetchall()
+        if n:
+            last = rows.pop(0) if rows else None
+            if last is None or last[0] != n - 1 or last[4] != self._head:
+                raise self._rolled_back(recorded[0])
+            previous = self._head
+        else:
+            previous = genesis_hash(self.ledger_id, self.limits)
+        try:
+            new_head = verify_rows(rows, previous=previous, start=n, where=where)
+        except (TypeError, ValueError) as exc:  # e.g. a timestamp made text
+            raise LedgerError(
+                f"The privacy ledger at {where} holds an entry that is not as "
+                f"skdp wrote it ({exc}): it was edited outside skdp and can no "
+                "longer be trusted."
+            ) from exc
+        check_head(n + len(rows), new_head, recorded=recorded, where=where)
         self._cache.extend(self._decode(rows))
+        self._head = new_head
         return self._cache
 
     def entries(self) -> list[LedgerEntry]:
-        """Every recorded spend, in spending order."""
+        """Every recorded spend, in spending order (verified, see Notes)."""
         with self._process_lock():
             conn = self._connection()
             try:
@@ -394,6 +527,16 @@ class SQLiteLedger:
             except sqlite3.Error as exc:
                 raise self._fail("read", exc) from exc
 
+    def head(self) -> tuple[int, str]:
+        """``(count, hash)`` of the verified chain: note it to detect rollbacks.
+
+        A ledger that later shows fewer entries, or another hash at that
+        count, was rolled back or rebuilt.
+        """
+        with self._process_lock():
+            entries = self.entries()
+            return len(entries), self._head or genesis_hash(self.ledger_id, self.limits)
+
     def append_if(
         self,
         event: PrivacyEvent,
@@ -402,9 +545,10 @@ class SQLiteLedger:
     ) -> LedgerEntry:
         """Append ``event`` if ``check`` accepts it, in one write transaction.
 
-        The new entry is committed with ``synchronous=FULL`` before this
-        returns. If ``check`` raises, the transaction is rolled back and the
-        exception propagates.
+        The ledger read under the write lock is verified first (see Notes).
+        The new entry and the new head are committed together with
+        ``synchronous=FULL`` before this returns. If ``check`` raises, the
+        transaction is rolled back and the exception propagates.
         """
         payload = json.dumps(event_to_dict(event))
         with self._process_lock():
@@ -424,10 +568,19 @@ class SQLiteLedger:
                 entries = self._refresh(conn)
                 check([e.event for e in entries] + [event])
                 entry = LedgerEntry(len(entries), label, event, time.time())
+                digest = entry_hash(
+                    self._head or genesis_hash(self.ledger_id, self.limits),
+                    entry.index,
+                    label,
+                    payload,
+                    entry.timestamp,
+                )
                 conn.execute(
-                    f"INSERT INTO {_ENTRIES} (idx, label, event, timestamp) "
-                    "VALUES (?, ?, ?, ?)",
-                    (entry.index, label, payload, entry.timestamp),
+                    _INSERT, (entry.index, label, payload, entry.timestamp, digest)
+                )
+                conn.executemany(
+                    _SET_HEAD,
+                    [("head_count", str(entry.index + 1)), ("head_hash", digest)],
                 )
                 conn.execute("COMMIT")
             except BaseException as exc:
@@ -437,10 +590,18 @@ class SQLiteLedger:
                     raise self._fail("write to", exc) from exc
                 raise
             self._cache.append(entry)
+            self._head = digest
             return entry
 
     def import_entries(self, entries: Iterable[LedgerEntry]) -> None:
         """Copy ``entries`` (with their timestamps) into this empty ledger."""
+        entries = list(entries)
+        for position, e in enumerate(entries):
+            if e.index != position:
+                raise ValueError(
+                    f"Entries to import must be numbered 0, 1, ...; entry "
+                    f"{position} has index {e.index}."
+                )
         with self._process_lock():
             conn = self._connection()
             try:
@@ -451,27 +612,152 @@ class SQLiteLedger:
                             f"Cannot import entries into the non-empty privacy "
                             f"ledger at {self.path!r}."
                         )
+                    digest = genesis_hash(self.ledger_id, self.limits)
+                    rows = []
+                    for e in entries:
+                        payload = json.dumps(event_to_dict(e.event))
+                        digest = entry_hash(
+                            digest, e.index, e.label, payload, e.timestamp
+                        )
+                        rows.append((e.index, e.label, payload, e.timestamp, digest))
+                    conn.executemany(_INSERT, rows)
                     conn.executemany(
-                        f"INSERT INTO {_ENTRIES} (idx, label, event, timestamp) "
-                        "VALUES (?, ?, ?, ?)",
-                        [
-                            (
-                                e.index,
-                                e.label,
-                                json.dumps(event_to_dict(e.event)),
-                                e.timestamp,
-                            )
-                            for e in entries
-                        ],
+                        _SET_HEAD,
+                        [("head_count", str(len(rows))), ("head_hash", digest)],
                     )
                     conn.execute("COMMIT")
                 except BaseException:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise
-                self._refresh(conn)
+                conn.execute("BEGIN")
+                try:
+                    self._refresh(conn)
+                finally:
+                    conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise self._fail("write to", exc) from exc
+
+    def backup(self, path: str | os.PathLike[str]) -> None:
+        """Write a consistent copy of this ledger to the new file ``path``.
+
+        Uses SQLite's online backup API, so the copy is one committed state
+        of the ledger even while other processes spend (they wait for the
+        copy, which takes milliseconds for a ledger of thousands of
+        entries). The copy is a complete ledger in rollback-journal mode with
+        the same identifier, limits and entries; it is opened and its chain
+        verified before this returns. A copy is for safekeeping and for
+        restoring: spending from the copy and from the original at the same
+        time would split the budget in two.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A file that does not exist yet (``~`` is expanded).
+
+        Raises
+        ------
+        FileExistsError
+            If ``path`` exists (a backup never overwrites a file).
+        LedgerError
+            If this ledger fails verification or the copy cannot be written.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from skdp.accounting import LaplaceEvent, SQLiteLedger
+        >>> directory = tempfile.TemporaryDirectory()
+        >>> ledger = SQLiteLedger(os.path.join(directory.name, "ledger.db"), 1.0, 0.0)
+        >>> _ = ledger.append_if(LaplaceEvent(0.5), "count", lambda events: None)
+        >>> ledger.backup(os.path.join(directory.name, "copy.db"))
+        >>> copy = SQLiteLedger(os.path.join(directory.name, "copy.db"))
+        >>> copy.ledger_id == ledger.ledger_id, copy.entries() == ledger.entries()
+        (True, True)
+        >>> copy.close(); ledger.close(); directory.cleanup()
+        """
+        target = _expand(path)
+        _refuse_existing(target)
+        with self._process_lock():
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN")
+                try:
+                    expected = list(self._refresh(conn))  # verify the source
+                finally:
+                    conn.execute("COMMIT")
+                _copy_database(conn, target)
+            except sqlite3.Error as exc:
+                _remove_file(target)
+                raise self._fail("back up", exc) from exc
+        copy = SQLiteLedger(target)  # verifies the whole chain and the head
+        try:
+            copied = copy.entries()
+            if (copy.ledger_id, copy.limits) != (self.ledger_id, self.limits) or (
+                copied[: len(expected)] != expected
+            ):
+                raise LedgerError(
+                    f"The backup of the privacy ledger at {self.path!r} in "
+                    f"{target!r} does not match it; the copy is not usable."
+                )
+        finally:
+            copy.close()
+
+    @classmethod
+    def upgrade(
+        cls, path: str | os.PathLike[str], *, journal_mode: str = "delete"
+    ) -> SQLiteLedger:
+        """Add the hash chain to a format-1 ledger file, once.
+
+        Format-1 files (written by skdp before the hash chain) are refused
+        when opened, because nothing in them can show whether they were
+        edited. This computes the chain over the entries *as they are now*
+        and records its head, so run it only on a ledger you trust, with no
+        other process using it. It also switches the file to
+        ``journal_mode`` (``"delete"`` by default; see the class Notes),
+        which folds any ``-wal`` file into the database. A file already in
+        the current format is only switched to ``journal_mode``.
+
+        Returns
+        -------
+        ledger : SQLiteLedger
+            The upgraded ledger, opened and verified.
+        """
+        if journal_mode not in ("wal", "delete"):
+            raise ValueError(
+                f"journal_mode must be 'delete' or 'wal', got {journal_mode!r}."
+            )
+        handle = cls.__new__(cls)
+        handle.path = _expand(path)
+        handle.temporary = False
+        conn = sqlite3.connect(
+            f"file:{urllib.parse.quote(handle.path)}?mode=rw",
+            uri=True,
+            timeout=60.0,
+            isolation_level=None,
+        )
+        try:
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                meta = dict(conn.execute(f"SELECT key, value FROM {_META}"))
+                if meta.get("format") == "1":
+                    _add_chain(conn, meta, handle.path)
+                elif meta.get("format") != _FORMAT:
+                    raise LedgerError(
+                        f"{handle.path!r} has ledger format "
+                        f"{meta.get('format')!r}; upgrade reads format 1."
+                    )
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute(f"PRAGMA journal_mode={journal_mode}")
+        except sqlite3.Error as exc:
+            raise handle._fail("upgrade", exc) from exc
+        finally:
+            conn.close()
+        return cls(handle.path, journal_mode=journal_mode)
 
     @classmethod
     def temporary_for(cls, epsilon: float, delta: float) -> SQLiteLedger:
@@ -488,6 +774,75 @@ class SQLiteLedger:
 
     def __repr__(self):
         return f"SQLiteLedger({self.path!r})"
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """``(device, inode)`` of the file at ``path``, None if missing."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _copy_database(source: sqlite3.Connection, target: str) -> None:
+    """Copy ``source`` into the new file ``target`` with the backup API."""
+    dest = sqlite3.connect(target, isolation_level=None)
+    try:
+        source.backup(dest)  # all pages in one step: one committed state
+        dest.execute("PRAGMA journal_mode=delete")  # one self-contained file
+        dest.execute("PRAGMA synchronous=FULL")
+    finally:
+        dest.close()
+    fd = os.open(target, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove_file(path: str) -> None:
+    for name in (path, path + "-journal", path + "-wal", path + "-shm"):
+        try:
+            os.remove(name)
+        except OSError:
+            pass
+
+
+def _add_chain(conn: sqlite3.Connection, meta: dict, where: str) -> None:
+    """Compute the chain over a format-1 ledger's rows (inside a transaction)."""
+    limits = (float(meta["epsilon"]), float(meta["delta"]))
+    rows = conn.execute(
+        f"SELECT idx, label, event, timestamp FROM {_ENTRIES} ORDER BY idx"
+    ).fetchall()
+    digest = genesis_hash(meta["ledger_id"], limits)
+    updates = []
+    for position, (idx, label, event, timestamp) in enumerate(rows):
+        if idx != position:
+            raise LedgerError(
+                f"The format-1 ledger at {where!r} has entry {idx} where entry "
+                f"{position} should be; it was edited and is not upgraded."
+            )
+        try:
+            event_from_dict(json.loads(event))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise LedgerError(
+                f"Entry {idx} of the format-1 ledger at {where!r} cannot be "
+                f"read ({exc}); it is not upgraded."
+            ) from exc
+        digest = entry_hash(digest, idx, label, event, timestamp)
+        updates.append((digest, idx))
+    conn.execute(f"ALTER TABLE {_ENTRIES} ADD COLUMN hash TEXT NOT NULL DEFAULT ''")
+    conn.executemany(f"UPDATE {_ENTRIES} SET hash = ? WHERE idx = ?", updates)
+    conn.executemany(
+        _SET_HEAD,
+        [
+            ("head_count", str(len(rows))),
+            ("head_hash", digest),
+            ("format", _FORMAT),
+            ("upgraded", repr(time.time())),
+        ],
+    )
 
 
 def _remove_directory(directory: str, owner_pid: int) -> None:

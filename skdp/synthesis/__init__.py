@@ -8,7 +8,8 @@ table with the real one (reading the real data: for evaluation only).
 """
 
 from ._evaluation import marginal_errors
+from ._online import OnlinePMW
 from ._pmw import PMWSynthesizer
 from ._supervised import SyntheticDataClassifier
 
-__all__ = ["PMWSynthesizer", "SyntheticDataClassifier", "marginal_errors"]
+__all__ = ["OnlinePMW", "PMWSynthesizer", "SyntheticDataClassifier", "marginal_errors"]

@@ -13,6 +13,11 @@ Every round (Hardt, Ligett & McSherry 2012, Algorithm 1):
    Section 4); MWEM's own update is one such step with ``eta = 1/2`` per
    measurement.
 
+The budget per round is fixed in advance (``schedule="fixed"``) or annealed
+as in AIM (McKenna et al. 2022, Algorithm 1; ``schedule="adaptive"``, see
+:class:`RoundSchedule`): the fit then charges one zCDP (or pure-DP) budget
+that bounds every sequence of rounds the stopping rule allows.
+
 All quantities are fractions of the ``n`` rows. Neighbouring datasets differ
 by *replacing one row* (``n`` is public), so one counting query moves by at
 most ``1/n`` and a marginal table (vector of cell fractions) by at most
@@ -27,21 +32,110 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..accounting._calibration import calibrate_parameter
+from ..accounting._composition import UnsupportedEventError
 from ..accounting._events import (
     ComposedEvent,
     ExponentialMechanismEvent,
     GaussianEvent,
     LaplaceEvent,
+    PureDPEvent,
+    ZCDPEvent,
 )
 from ..mechanisms import add_noise, exponential_mechanism, plan_gaussian, plan_laplace
 from ._models import DenseModel, JunctionTreeModel, junction_tree_size
 
-__all__ = ["PrivacyPlan", "plan_measurement", "plan_privacy", "run_mwem"]
+__all__ = [
+    "PrivacyPlan",
+    "RoundSchedule",
+    "RoundSettings",
+    "plan_measurement",
+    "plan_privacy",
+    "run_mwem",
+    "workload_weights",
+]
 
 # Share of each round's budget that goes to the measurement (the rest
 # selects). 0.9 as in AIM (McKenna et al. 2022) for Gaussian noise under
 # zCDP; MWEM's even split for pure DP with Laplace noise.
 _MEASURE_SHARE = {"gaussian": 0.9, "laplace": 0.5}
+
+#: Adaptive schedule: a round whose measurement moved the model's answer
+#: by less than the noise explains gets this many times more budget (zCDP
+#: rho, or pure epsilon with Laplace noise) in the following rounds. 4 is
+#: AIM's (sigma halved and the selection epsilon doubled).
+ANNEAL_FACTOR = 4.0
+
+#: Relative margin kept when the last round spends "the remainder", so that
+#: rounding in ``1 / (2 s**2)`` can never push the total past the budget.
+_REMAINDER_MARGIN = 1e-9
+
+
+@dataclass(frozen=True)
+class RoundSettings:
+    """Noise of one round: its selection epsilon and measurement noise.
+
+    Attributes
+    ----------
+    noise : {"gaussian", "laplace"}
+    select_epsilon : float
+        Epsilon of the exponential-mechanism selection.
+    measure_epsilon : float or None
+        Epsilon of a Laplace measurement.
+    noise_multiplier : float or None
+        Noise standard deviation over L2 sensitivity, Gaussian measurements.
+    """
+
+    noise: str
+    select_epsilon: float
+    measure_epsilon: float | None
+    noise_multiplier: float | None
+
+    @classmethod
+    def from_unit(cls, noise, unit):
+        """The round that spends ``unit`` (zCDP rho, or pure epsilon)."""
+        share = _MEASURE_SHARE[noise]
+        if noise == "gaussian":
+            # rho = 1 / (2 s**2) per measurement; rho = eps**2 / 8 per
+            # selection (bounded range, Cesar & Rogers 2021).
+            return cls(
+                noise,
+                math.sqrt(8.0 * (1.0 - share) * unit),
+                None,
+                1.0 / math.sqrt(2.0 * share * unit),
+            )
+        return cls(noise, (1.0 - share) * unit, share * unit, None)
+
+    @property
+    def measure_cost(self):
+        """zCDP rho (Gaussian) or epsilon (Laplace) of one measurement."""
+        if self.noise == "gaussian":
+            return 0.5 / self.noise_multiplier**2
+        return self.measure_epsilon
+
+    @property
+    def select_cost(self):
+        """zCDP rho (bounded range) or epsilon of one selection."""
+        if self.noise == "gaussian":
+            return self.select_epsilon**2 / 8.0
+        return self.select_epsilon
+
+    @property
+    def cost(self):
+        """What the round (one selection, one measurement) spends."""
+        return self.select_cost + self.measure_cost
+
+    def events(self, *, select=True):
+        """The round's events: selection (if ``select``) and measurement."""
+        if self.noise == "gaussian":
+            measure = GaussianEvent(self.noise_multiplier, label="MWEM measurement")
+        else:
+            measure = LaplaceEvent(self.measure_epsilon, label="MWEM measurement")
+        if not select:
+            return (measure,)
+        selection = ExponentialMechanismEvent(
+            self.select_epsilon, label="MWEM selection"
+        )
+        return (selection, measure)
 
 
 @dataclass(frozen=True)
@@ -54,14 +148,26 @@ class PrivacyPlan:
     n_init : int
         One-way marginals measured before the rounds.
     n_rounds : int
+        Rounds (``"fixed"``), or the planned rounds that set the first
+        round's budget (``"adaptive"``; at most this many are run).
     select_epsilon : float
-        Epsilon of each exponential-mechanism selection.
+        Epsilon of each exponential-mechanism selection (of the first round
+        when adaptive).
     measure_epsilon : float or None
-        Epsilon of each Laplace measurement.
+        Epsilon of each Laplace measurement (of the first round when
+        adaptive).
     noise_multiplier : float or None
-        Noise standard deviation over L2 sensitivity, Gaussian measurements.
+        Noise standard deviation over L2 sensitivity, Gaussian measurements
+        (of the first round when adaptive).
     events : tuple of PrivacyEvent
-        Everything, in order.
+        What the fit charges: every step in order (``"fixed"``), or the one
+        budget of the adaptive rounds (``"adaptive"``: a
+        :class:`~skdp.accounting.ZCDPEvent` with Gaussian noise, a
+        :class:`~skdp.accounting.PureDPEvent` with Laplace noise).
+    schedule : {"fixed", "adaptive"}
+    total : float or None
+        The adaptive rounds' budget: zCDP rho (Gaussian) or pure epsilon
+        (Laplace); ``None`` when fixed.
     """
 
     noise: str
@@ -71,38 +177,51 @@ class PrivacyPlan:
     measure_epsilon: float | None
     noise_multiplier: float | None
     events: tuple = field(repr=False)
+    schedule: str = "fixed"
+    total: float | None = None
+
+    @property
+    def first_round(self) -> RoundSettings:
+        """Settings of the first round (of every round when fixed)."""
+        return RoundSettings(
+            self.noise, self.select_epsilon, self.measure_epsilon, self.noise_multiplier
+        )
 
 
 def _events(noise, n_init, n_rounds, unit):
     """Events when each round gets ``unit`` (zCDP rho, or pure epsilon)."""
-    share = _MEASURE_SHARE[noise]
-    if noise == "gaussian":
-        # rho = 1 / (2 s**2) per measurement; rho = eps**2 / 8 per selection
-        # (bounded range, Cesar & Rogers 2021).
-        multiplier = 1.0 / math.sqrt(2.0 * share * unit)
-        select = math.sqrt(8.0 * (1.0 - share) * unit)
-        measure = GaussianEvent(multiplier, label="MWEM measurement")
-        measure_epsilon = None
-    else:
-        multiplier = None
-        select = (1.0 - share) * unit
-        measure_epsilon = share * unit
-        measure = LaplaceEvent(measure_epsilon, label="MWEM measurement")
-    selection = ExponentialMechanismEvent(select, label="MWEM selection")
-    events = (measure,) * n_init + (selection, measure) * n_rounds
-    return events, select, measure_epsilon, multiplier
+    settings = RoundSettings.from_unit(noise, unit)
+    events = settings.events(select=False) * n_init + settings.events() * n_rounds
+    return (
+        events,
+        settings.select_epsilon,
+        settings.measure_epsilon,
+        settings.noise_multiplier,
+    )
 
 
-def plan_privacy(epsilon, delta, noise, n_init, n_rounds, accountant) -> PrivacyPlan:
+def plan_privacy(
+    epsilon, delta, noise, n_init, n_rounds, accountant, schedule="fixed"
+) -> PrivacyPlan:
     """Split ``(epsilon, delta)`` over the initial measurements and the rounds.
 
-    Every round and every initial one-way marginal gets the same budget
-    unit (a round splits it 10/90 between selection and Gaussian
-    measurement, or 50/50 with Laplace); the unit is the largest whose
-    composition, computed by ``accountant``, stays within ``(epsilon,
-    delta)``, found by :func:`~skdp.accounting.calibrate_parameter` with the
-    same accountant that will account the fit.
+    ``schedule="fixed"``: every round and every initial one-way marginal
+    gets the same budget unit (a round splits it 10/90 between selection
+    and Gaussian measurement, or 50/50 with Laplace); the unit is the
+    largest whose composition, computed by ``accountant``, stays within
+    ``(epsilon, delta)``, found by
+    :func:`~skdp.accounting.calibrate_parameter` with the same accountant
+    that will account the fit.
+
+    ``schedule="adaptive"``: the rounds share one budget, the largest zCDP
+    ``rho`` whose :class:`~skdp.accounting.ZCDPEvent` the accountant puts
+    within ``(epsilon, delta)`` (Gaussian noise), or ``epsilon`` itself as
+    a pure-DP budget (Laplace noise). The first round gets the unit
+    ``total / (n_rounds + share * n_init)`` (the fixed schedule's split of
+    that budget); :func:`run_mwem` anneals it and stops on the budget.
     """
+    if schedule == "adaptive":
+        return _plan_adaptive(epsilon, delta, noise, n_init, n_rounds, accountant)
     if noise == "laplace":
         # Pure DP composes by adding epsilons.
         share = _MEASURE_SHARE[noise]
@@ -116,11 +235,17 @@ def plan_privacy(epsilon, delta, noise, n_init, n_rounds, accountant) -> Privacy
     # rho-zCDP gives epsilon >= rho, and rho = (n_init + n_rounds) * unit
     # roughly: start the search there.
     guess = epsilon**2 / (4.0 * math.log(1.0 / delta) * (n_init + n_rounds))
+    low = _calibrate(event, epsilon, delta, accountant, guess, n_init + n_rounds)
+    events, select, measure, multiplier = _events(noise, n_init, n_rounds, low)
+    return PrivacyPlan(noise, n_init, n_rounds, select, None, multiplier, events)
+
+
+def _calibrate(event, epsilon, delta, accountant, guess, n_steps):
+    """Largest parameter of ``event`` within ``(epsilon, delta)`` (may raise)."""
     if accountant.epsilon_delta([event(1e-12)], delta)[0] > epsilon:
         raise ValueError(
             f"epsilon={epsilon!r} at delta={delta!r} is too small to split over "
-            f"{n_init + n_rounds} measurements; use a larger epsilon or fewer "
-            "rounds."
+            f"{n_steps} measurements; use a larger epsilon or fewer rounds."
         )
     try:
         low = calibrate_parameter(
@@ -134,7 +259,7 @@ def plan_privacy(epsilon, delta, noise, n_init, n_rounds, accountant) -> Privacy
     except ValueError:
         raise ValueError(
             f"epsilon={epsilon!r} at delta={delta!r} cannot be split over "
-            f"{n_init + n_rounds} measurements (too large: measurements this "
+            f"{n_steps} measurements (too large: measurements this "
             "precise provide no privacy); use a smaller epsilon."
         ) from None
     if not 1e-12 <= low <= 1e12:
@@ -142,8 +267,45 @@ def plan_privacy(epsilon, delta, noise, n_init, n_rounds, accountant) -> Privacy
             f"epsilon={epsilon!r} is too large to calibrate: measurements "
             "this precise provide no privacy."
         )
-    events, select, measure, multiplier = _events(noise, n_init, n_rounds, low)
-    return PrivacyPlan(noise, n_init, n_rounds, select, None, multiplier, events)
+    return low
+
+
+def _plan_adaptive(epsilon, delta, noise, n_init, n_rounds, accountant):
+    share = _MEASURE_SHARE[noise]
+    if noise == "laplace":
+        total = float(epsilon)
+        charged = PureDPEvent(total, label="MWEM adaptive rounds (pure-DP filter)")
+    else:
+
+        def event(rho):
+            return ZCDPEvent(rho, label="MWEM adaptive rounds (zCDP filter)")
+
+        # rho-zCDP is (rho + 2 sqrt(rho log(1/delta)), delta)-DP: start there.
+        guess = epsilon**2 / (4.0 * math.log(1.0 / delta))
+        try:
+            total = _calibrate(
+                event, epsilon, delta, accountant, guess, n_init + n_rounds
+            )
+        except UnsupportedEventError:
+            raise ValueError(
+                f"The budget's accountant {accountant!r} cannot account a zCDP "
+                "budget, which schedule='adaptive' charges; use "
+                "schedule='fixed' or a PrivacyAccountant/RDPAccountant budget."
+            ) from None
+        charged = event(total)
+    unit = total / (n_rounds + share * n_init)
+    first = RoundSettings.from_unit(noise, unit)
+    return PrivacyPlan(
+        noise,
+        n_init,
+        n_rounds,
+        first.select_epsilon,
+        first.measure_epsilon,
+        first.noise_multiplier,
+        (charged,),
+        schedule="adaptive",
+        total=total,
+    )
 
 
 # --- measurements and the estimation step ---------------------------------------
@@ -295,12 +457,14 @@ MARGINAL_L2 = math.sqrt(2.0)
 QUERY_SENSITIVITY = 1.0
 
 
-def plan_measurement(plan: PrivacyPlan, cells: int, *, query: bool = False):
+def plan_measurement(
+    plan: PrivacyPlan | RoundSettings, cells: int, *, query: bool = False
+):
     """The noise plan of measuring a table of ``cells`` counts (may raise).
 
     Gaussian: sensitivity ``sqrt(2)`` (marginals) or 1 (queries) at the
-    plan's noise multiplier; Laplace: ``2`` or 1 at the plan's measurement
-    epsilon.
+    plan's (or round's) noise multiplier; Laplace: ``2`` or 1 at its
+    measurement epsilon.
 
     Examples
     --------
@@ -327,6 +491,107 @@ def _measure(value_counts, noise_plan, plan, source, n):
     return np.asarray(noisy, dtype=float) / n, sigma / n
 
 
+class RoundSchedule:
+    """Each round's settings, and when to stop; spends at most the plan's budget.
+
+    ``"fixed"`` plans: ``plan.n_rounds`` rounds at the plan's settings.
+    ``"adaptive"`` plans (AIM's rule, McKenna et al. 2022, Algorithm 1):
+    the rounds start at the plan's first-round settings (unit ``u``); a
+    round is the last if it is round ``plan.n_rounds`` or the budget left
+    is at most ``2u``, and then spends everything left (less a relative
+    ``1e-9``); after a round, :meth:`end_round` with ``anneal=True``
+    multiplies ``u`` by :data:`ANNEAL_FACTOR`.
+
+    Every round spends ``u <= left / 2`` or ``(1 - 1e-9) left``, so the
+    budget spent never exceeds ``plan.total``, whatever the sequence of
+    annealing decisions; and at most ``plan.n_rounds`` rounds run.
+
+    Parameters
+    ----------
+    plan : PrivacyPlan
+
+    Attributes
+    ----------
+    settings : RoundSettings
+        Of the current (or next) round.
+    spent : float
+        Budget spent so far, including the initial measurements (zCDP rho
+        or pure epsilon).
+    rounds : int
+        Rounds ended.
+    done : bool
+    """
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.adaptive = plan.schedule == "adaptive"
+        self.settings = plan.first_round
+        self.spent = plan.n_init * self.settings.measure_cost
+        self.rounds = 0
+        self.last = False
+        self.done = plan.n_rounds == 0
+
+    def next_round(self):
+        """Settings of the next round and whether it is the last."""
+        self.last = self.rounds + 1 >= self.plan.n_rounds
+        if self.adaptive:
+            left = self.plan.total - self.spent
+            if self.last or left <= 2.0 * self.settings.cost:
+                self.settings = RoundSettings.from_unit(
+                    self.plan.noise, left * (1.0 - _REMAINDER_MARGIN)
+                )
+                self.last = True
+        return self.settings, self.last
+
+    def size_cap(self, max_model_size):
+        """Model cells allowed this round: AIM's share of the budget spent."""
+        if max_model_size is None or not self.adaptive:
+            return max_model_size
+        share = min(1.0, (self.spent + self.settings.cost) / self.plan.total)
+        return max_model_size * share
+
+    def end_round(self, anneal=False):
+        """Record the round's spend; raise the next rounds' budget if ``anneal``."""
+        self.spent += self.settings.cost
+        self.rounds += 1
+        if self.last:
+            self.done = True
+        elif anneal and self.adaptive:
+            self.settings = RoundSettings.from_unit(
+                self.plan.noise, ANNEAL_FACTOR * self.settings.cost
+            )
+
+
+def _expected_abs_noise(settings, *, query=False):
+    """Expected absolute noise of one measured cell, in counts (public).
+
+    ``sqrt(2/pi) sigma`` for Gaussian noise of standard deviation
+    ``sigma = s * Delta_2``; ``b = Delta_1 / epsilon`` for Laplace noise.
+    """
+    if settings.noise == "gaussian":
+        sensitivity = QUERY_SENSITIVITY if query else MARGINAL_L2
+        return math.sqrt(2.0 / math.pi) * settings.noise_multiplier * sensitivity
+    sensitivity = QUERY_SENSITIVITY if query else MARGINAL_L1
+    return sensitivity / settings.measure_epsilon
+
+
+def workload_weights(workload, candidates):
+    """AIM's weight of each candidate: ``w_r = sum_s |r & s|`` over the workload.
+
+    A candidate that shares more columns with more workload marginals is
+    worth more to the workload's error (McKenna et al. 2022, Section 4).
+    Depends on the (public) workload only.
+
+    Examples
+    --------
+    >>> from skdp.synthesis._mwem import workload_weights
+    >>> workload_weights([(0, 1), (1, 2)], [(0,), (1,), (0, 1)])
+    {(0,): 1.0, (1,): 2.0, (0, 1): 3.0}
+    """
+    sets = [set(s) for s in workload]
+    return {c: float(sum(len(set(c) & s) for s in sets)) for c in candidates}
+
+
 def run_mwem(
     codes,
     sizes,
@@ -342,6 +607,8 @@ def run_mwem(
     verbose=0,
     noise_plans=None,
     initial=None,
+    weights=None,
+    record=None,
 ):
     """Fit the model; the caller has already charged ``plan.events``.
 
@@ -362,18 +629,27 @@ def run_mwem(
         Whether to use :class:`DenseModel`.
     max_model_size : int or None
         Cap on the junction tree's cells; candidates that would exceed it
-        are not offered to the selection (the cap is public).
+        are not offered to the selection (the cap is public). With the
+        adaptive schedule the cap grows with the share of the budget spent
+        (AIM's rule): ``max_model_size * spent / total``.
     round_iter, final_iter : int
         Mirror-descent steps after each round and at the end.
     verbose : int
     noise_plans : dict, optional
         The measurements' noise plans by number of cells (``"query"`` for
-        one query), made with :func:`plan_measurement` before the charge;
-        missing ones are planned here.
+        one query) at the plan's (first) round settings, made with
+        :func:`plan_measurement` before the charge; missing ones are
+        planned here.
     initial : list of tuple of int, optional
         The ``plan.n_init`` marginals measured before the rounds; by default
         the one-way marginals ``(0,), (1,), ...``. Any marginal has the same
         sensitivity, so which ones they are does not change the plan.
+    weights : dict, optional
+        Weight of each candidate marginal in the selection score (see
+        :func:`workload_weights`); all 1 when omitted.
+    record : list, optional
+        If given, the events of the steps actually run (selections and
+        measurements, in order) are appended to it.
 
     Returns
     -------
@@ -382,23 +658,52 @@ def run_mwem(
         Selected clique tuples or query indices, in order.
     n_iter : int
         Mirror-descent steps run.
+
+    Notes
+    -----
+    **Adaptive schedule** (``plan.schedule == "adaptive"``; AIM, McKenna et
+    al. 2022, Algorithm 1). Each round's settings come from a unit ``u``
+    (zCDP rho, or pure epsilon with Laplace noise), split between
+    selection and measurement as in the fixed schedule; the first unit is
+    ``plan``'s. Before a round, if the budget left, ``total - spent``, is
+    at most twice ``u``, or this is round ``plan.n_rounds``, the round
+    spends all that is left (less a relative ``1e-9``) and is the last.
+    After a round that measured ``r``, if the model's answer moved by no
+    more than the noise explains, ``||M_r(p_new) - M_r(p_old)||_1 <=
+    E||noise_r||_1``, the unit is multiplied by :data:`ANNEAL_FACTOR`. All
+    of these decisions read only the noisy model and public values, so
+    they are post-processing. Every round spends either ``u <= (total -
+    spent) / 2`` or less than what is left, so ``spent <= total`` always,
+    and a fit runs at most ``plan.n_rounds`` rounds.
     """
     n = codes.shape[0]
     model = DenseModel(sizes) if dense else JunctionTreeModel(sizes)
     estimator = _Estimator(model)
     noise_plans = {} if noise_plans is None else noise_plans
+    adaptive = plan.schedule == "adaptive"
+    first = plan.first_round
 
-    def noise_for(cells, query=False):
+    def noise_for(settings, cells, query=False):
         key = "query" if query else cells
+        if settings != first:
+            key = (settings, key)
         if key not in noise_plans:
-            noise_plans[key] = plan_measurement(plan, cells, query=query)
+            noise_plans[key] = plan_measurement(settings, cells, query=query)
         return noise_plans[key]
 
+    def spend(events):
+        if record is not None:
+            record.extend(events)
+
+    schedule = RoundSchedule(plan)
+    settings = first
     initial = [(a,) for a in range(plan.n_init)] if initial is None else initial
     for clique in initial:
         counts = _counts(codes, clique, sizes)
-        value, sigma = _measure(counts, noise_for(counts.size), plan, source, n)
+        noise_plan = noise_for(settings, counts.size)
+        value, sigma = _measure(counts, noise_plan, settings, source, n)
         estimator.add_marginal(clique, value.reshape(counts.shape), sigma)
+        spend(settings.events(select=False))
     if plan.n_init:
         estimator.run(round_iter)
 
@@ -409,16 +714,23 @@ def run_mwem(
         true_marginals = _TrueMarginals(codes, sizes, candidates)
 
     selected = []
-    for t in range(plan.n_rounds):
+    while not schedule.done:
+        settings, _ = schedule.next_round()
+        size_cap = schedule.size_cap(max_model_size)
         if queries is not None:
             errors = np.abs(true_answers - estimator.model.answer_queries(queries))
             # One counting query in [0, 1] moves by at most 1/n.
             index, _ = exponential_mechanism(
-                errors, 1.0 / n, plan.select_epsilon, random_state=source
+                errors, 1.0 / n, settings.select_epsilon, random_state=source
             )
             selected.append(index)
+            before = estimator.model.answer_queries(queries[index : index + 1])
             value, sigma = _measure(
-                [true_answers[index] * n], noise_for(1, query=True), plan, source, n
+                [true_answers[index] * n],
+                noise_for(settings, 1, query=True),
+                settings,
+                source,
+                n,
             )
             estimator.add_query(queries[index], float(value[0]), sigma)
         else:
@@ -427,20 +739,41 @@ def run_mwem(
                 candidates,
                 true_marginals,
                 sizes,
-                plan,
+                settings,
                 source,
                 n,
-                max_model_size,
+                size_cap,
+                weights=weights,
             )
             selected.append(chosen)
+            before = estimator.model.marginal(chosen)
             counts = true_marginals[chosen] * n
-            value, sigma = _measure(counts, noise_for(counts.size), plan, source, n)
+            value, sigma = _measure(
+                counts, noise_for(settings, counts.size), settings, source, n
+            )
             estimator.add_marginal(chosen, value.reshape(counts.shape), sigma)
         estimator.run(round_iter)
+        spend(settings.events())
+        anneal = False
+        if adaptive:
+            # Post-processing: reads the noisy model and public values only.
+            if queries is not None:
+                after = estimator.model.answer_queries(queries[index : index + 1])
+                expected = _expected_abs_noise(settings, query=True) / n
+            else:
+                after = estimator.model.marginal(chosen)
+                expected = _expected_abs_noise(settings) * before.size / n
+            anneal = float(np.abs(after - before).sum()) <= expected
+        schedule.end_round(anneal)
         if verbose:
             print(
-                f"[PMWSynthesizer] round {t + 1}/{plan.n_rounds}: measured "
-                f"{selected[-1]!r}, model size {estimator.model.size}"
+                f"[PMWSynthesizer] round {schedule.rounds}/{plan.n_rounds}: "
+                f"measured {selected[-1]!r}, model size {estimator.model.size}"
+                + (
+                    f", spent {schedule.spent:.4g} of {plan.total:.4g}"
+                    if adaptive
+                    else ""
+                )
             )
     estimator.run(final_iter)
     return estimator.model, selected, estimator.n_iter
@@ -474,23 +807,32 @@ _KEPT_CELLS = 2**25
 
 
 def _select_marginal(
-    estimator, candidates, true_marginals, sizes, plan, source, n, max_model_size
+    estimator,
+    candidates,
+    true_marginals,
+    sizes,
+    settings,
+    source,
+    n,
+    max_model_size,
+    *,
+    weights=None,
 ):
     """Exponential-mechanism choice of the worst-approximated marginal.
 
-    Score ``||M_C(data) - M_C(model)||_1 - E||noise_C||_1``: the L1 error of
-    the model's marginal minus the expected L1 norm of the noise a
+    Score ``w_C (||M_C(data) - M_C(model)||_1 - E||noise_C||_1)``: the L1
+    error of the model's marginal minus the expected L1 norm of the noise a
     measurement of ``C`` would add (``sqrt(2/pi) sigma`` per cell for
-    Gaussian noise, ``b`` for Laplace), as in AIM (McKenna et al. 2022,
-    Section 4). The subtracted term is public, so the score's sensitivity is
-    that of the L1 error, ``2/n`` under replace-one.
+    Gaussian noise, ``b`` for Laplace), times the candidate's public weight
+    ``w_C`` (1 without ``weights``), as in AIM (McKenna et al. 2022,
+    Section 4). The subtracted term is public, so the score of ``C`` moves
+    by at most ``w_C * 2/n`` under replace-one, and the selection uses the
+    sensitivity ``max_C w_C * 2/n`` over the candidates offered (which are
+    chosen from public values only).
     """
     model = estimator.model
     measured = list(estimator.potentials)
-    if plan.noise == "gaussian":
-        per_cell = math.sqrt(2.0 / math.pi) * plan.noise_multiplier * math.sqrt(2.0)
-    else:
-        per_cell = 2.0 / plan.measure_epsilon
+    per_cell = _expected_abs_noise(settings)
     scores, allowed = [], []
     for clique in candidates:
         cells = math.prod(sizes[a] for a in clique)
@@ -508,9 +850,11 @@ def _select_marginal(
         ):
             continue
         error = float(np.abs(true_marginals[clique] - model.marginal(clique)).sum())
-        scores.append(error - penalty)
+        weight = 1.0 if weights is None else weights[clique]
+        scores.append(weight * (error - penalty))
         allowed.append(clique)
+    largest = 1.0 if weights is None else max(weights[c] for c in allowed)
     index, _ = exponential_mechanism(
-        scores, 2.0 / n, plan.select_epsilon, random_state=source
+        scores, largest * 2.0 / n, settings.select_epsilon, random_state=source
     )
     return allowed[index]

@@ -36,7 +36,13 @@ from ._domain import (
     encode_columns,
 )
 from ._models import DenseModel
-from ._mwem import plan_measurement, plan_privacy, run_mwem
+from ._mwem import (
+    RoundSettings,
+    plan_measurement,
+    plan_privacy,
+    run_mwem,
+    workload_weights,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,6 +63,11 @@ _ROUND_ITER = 30
 # inverse-variance weights of the estimation step would underflow.
 _MAX_NOISE_FRACTION = 1e100
 _FINAL_ITER = 100
+# Default planned rounds of the adaptive schedule (public constants, chosen
+# on the Adult benchmark: benchmarks/pmw_adult.py).
+_ADAPTIVE_ROUNDS_PER_COLUMN = 16
+_ADAPTIVE_MIN_ROUNDS = 32
+_ADAPTIVE_QUERY_ROUNDS = 80
 
 _PAIRED_WITH_TARGET = (
     "PMWSynthesizer is an intermediate step of a pipeline (or a column "
@@ -131,8 +142,21 @@ class PMWSynthesizer(
         * ``None``: all 2- and 3-way marginals (3-way ones only while there
           are at most 1000 marginals in all).
     n_rounds : int or None, default=None
-        Rounds of select-measure-update. ``None``: 20 with a query matrix,
-        else ``max(16, n_features)``.
+        Rounds of select-measure-update. With ``schedule="fixed"``, the
+        number of rounds; ``None``: 20 with a query matrix, else
+        ``max(16, n_features)``. With ``schedule="adaptive"``, the planned
+        rounds that set the first round's share of the budget, and the most
+        that are run (annealing spends the budget in fewer); ``None``: 80
+        with a query matrix, else ``max(32, 16 * n_features)`` (AIM's
+        16 per column; see Notes).
+    schedule : {"adaptive", "fixed"}, default="adaptive"
+        How the budget is spread over the rounds. ``"adaptive"`` (AIM's,
+        McKenna et al. 2022): selection scores weighted by the workload and
+        penalised by each marginal's expected noise, a round's budget
+        raised when its measurement taught the model less than its noise,
+        and rounds run until the budget is spent (see Notes).
+        ``"fixed"``: ``n_rounds`` equal rounds, unweighted scores (the
+        original MWEM schedule, and this class's earlier behaviour).
     bounds : dict, list or tuple or None, default=None
         Public ``(low, high)`` of numeric columns, which are cut into
         ``n_bins`` equal-width bins; values outside are clipped into the
@@ -184,9 +208,10 @@ class PMWSynthesizer(
         in order.
     privacy_plan_ : PrivacyPlan
         Per-step budget: selection epsilon, noise multiplier or Laplace
-        epsilon.
+        epsilon (of the first round with ``schedule="adaptive"``).
     privacy_event_ : ComposedEvent
-        Everything the fit spent.
+        Everything the fit spent: every step (``schedule="fixed"``), or the
+        one zCDP (pure-DP with Laplace noise) budget of the adaptive rounds.
     epsilon_, delta_ : float
         Its cost under :class:`~skdp.accounting.RDPAccountant`.
     budget_entry_ : LedgerEntry or None
@@ -213,32 +238,78 @@ class PMWSynthesizer(
     marginal table moves by at most :math:`2/n` in L1 and
     :math:`\\sqrt{2}/n` in L2 (one row leaves a cell and enters another). The
     selection score of a marginal :math:`C` is
-    :math:`\\|M_C(\\mathrm{data}) - M_C(\\mathrm{model})\\|_1
-    - \\mathbb{E}\\|\\mathrm{noise}_C\\|_1` (the second term is public, as in
-    AIM, McKenna et al. 2022), sensitivity :math:`2/n`; that of a query
+    :math:`w_C (\\|M_C(\\mathrm{data}) - M_C(\\mathrm{model})\\|_1
+    - \\mathbb{E}\\|\\mathrm{noise}_C\\|_1)`, where the expected L1 norm of
+    the noise a measurement of :math:`C` would add,
+    :math:`\\sqrt{2/\\pi}\\,\\sigma\\,n_C / n` for Gaussian noise of standard
+    deviation :math:`\\sigma` (counts) on :math:`n_C` cells (:math:`b\\,n_C/n`
+    for Laplace noise of scale :math:`b`), is public and penalises large
+    marginals (AIM, McKenna et al. 2022, Section 4). With
+    ``schedule="adaptive"`` the weight is AIM's
+    :math:`w_C = \\sum_{S \\in W} |C \\cap S|` over the workload :math:`W`
+    (public), with ``"fixed"`` :math:`w_C = 1`. The score of :math:`C`
+    therefore moves by at most :math:`w_C \\cdot 2/n`, and the selection
+    uses the sensitivity :math:`\\Delta = 2 \\max_C w_C / n` over the
+    candidates offered. The score of a query is
     :math:`|q(\\mathrm{data}) - q(\\mathrm{model})|`, sensitivity :math:`1/n`.
     The exponential mechanism samples with weights
     :math:`\\exp(\\varepsilon_{\\mathrm{sel}} \\cdot \\mathrm{score} /
-    (2 \\cdot 2/n))` (McSherry & Talwar 2007, Theorem 6). Which marginals are offered
-    depends on public values only: those whose expected noise exceeds 2
-    (the largest possible L1 error) and those that would grow the model
-    past ``max_model_size`` are left out.
+    (2 \\Delta))` (McSherry & Talwar 2007, Theorem 6). Which marginals are
+    offered depends on public values and the noisy model only: those whose
+    expected noise exceeds 2 (the largest possible L1 error) and those that
+    would grow the model past ``max_model_size`` (adaptive: past
+    ``max_model_size`` times the share of the budget spent so far, AIM's
+    rule) are left out.
 
-    **Budget split** (decided before the data are read). The ``d`` one-way
-    marginals are measured first (marginal workloads) to initialise the
-    model; then each round selects and measures once. Every initial
-    measurement and every round get the same unit: with Gaussian noise a
-    zCDP amount :math:`\\rho_r`, 10% of which selects
-    (:math:`\\varepsilon_{\\mathrm{sel}} = \\sqrt{8 \\cdot 0.1\\,\\rho_r}`, the
+    **Budget.** A round's budget unit :math:`u` is a zCDP amount with
+    Gaussian noise, 10% of which selects
+    (:math:`\\varepsilon_{\\mathrm{sel}} = \\sqrt{8 \\cdot 0.1\\,u}`, the
     exponential mechanism being
     :math:`(\\varepsilon_{\\mathrm{sel}}^2 / 8)`-zCDP through bounded range,
     Cesar & Rogers 2021) and 90% measures (noise multiplier
-    :math:`1 / \\sqrt{2 \\cdot 0.9\\,\\rho_r}`); with Laplace noise an
-    epsilon :math:`\\varepsilon_r` split evenly (MWEM). :math:`\\rho_r` is
-    the largest value whose composition, by the Renyi-DP accountant, is
-    within :math:`(\\varepsilon, \\delta)`. The fit charges one
-    :class:`~skdp.accounting.ComposedEvent` of all of these, before any
-    noisy value is computed.
+    :math:`1 / \\sqrt{2 \\cdot 0.9\\,u}`, a
+    :math:`(0.9\\,u)`-zCDP Gaussian measurement); with Laplace noise an
+    epsilon split evenly (MWEM). The ``d`` one-way marginals are measured
+    first (marginal workloads) at a round's measurement share.
+
+    * ``schedule="fixed"``: ``n_rounds`` rounds, all with the same unit,
+      the largest whose composition, by the budget's accountant, is within
+      :math:`(\\varepsilon, \\delta)`. The fit charges one
+      :class:`~skdp.accounting.ComposedEvent` of every step.
+    * ``schedule="adaptive"`` (AIM's Algorithm 1 in MWEM's frame): the fit
+      charges one :class:`~skdp.accounting.ZCDPEvent` of :math:`\\rho`, the
+      largest whose :math:`(\\varepsilon, \\delta)` conversion by the
+      budget's accountant (Renyi curve :math:`\\alpha\\rho`, Canonne, Kamath
+      & Steinke 2020) is within budget (Laplace noise: one
+      :class:`~skdp.accounting.PureDPEvent` of :math:`\\varepsilon`). The
+      first round's unit is :math:`\\rho / (T + 0.9\\,d)` with :math:`T` =
+      ``n_rounds`` (the fixed split of :math:`\\rho`). After a round that
+      measured :math:`C`, if the measurement moved the model's marginal by
+      no more than the noise explains,
+      :math:`\\|M_C(p_{\\mathrm{new}}) - M_C(p_{\\mathrm{old}})\\|_1 \\le
+      \\sqrt{2/\\pi}\\,\\sigma\\,n_C / n`, the unit of the next rounds is
+      multiplied by 4 (:math:`\\sigma` halved, :math:`\\varepsilon_{\\mathrm{sel}}`
+      doubled). A round is the last when the budget left is at most twice
+      its unit, or it is round :math:`T`; it then spends all that is left.
+      These decisions read only the noisy model and public values
+      (post-processing).
+
+    **Proof of the adaptive total.** Let :math:`\\rho_t` be what step
+    :math:`t` (a one-way measurement, a selection or a measurement) spends;
+    it is chosen from earlier outputs only. Each regular round spends
+    :math:`u_t \\le (\\rho - \\sum_{s<t} \\rho_s) / 2` and the last spends
+    :math:`(1 - 10^{-9})` of what is left, so :math:`\\sum_t \\rho_t \\le
+    \\rho` for *every* sequence of outputs (tested with random annealing
+    decisions). Step :math:`t` is :math:`\\rho_t`-zCDP given the past, i.e.
+    :math:`(\\alpha, \\alpha\\rho_t)`-Renyi DP at every order
+    :math:`\\alpha > 1`; by the Renyi filter (Feldman & Zrnic 2021), whose
+    bound holds for adaptively chosen :math:`\\rho_t` as long as their sum
+    never exceeds :math:`\\rho`, the whole fit is
+    :math:`(\\alpha, \\alpha\\rho)`-Renyi DP at every :math:`\\alpha`:
+    :math:`\\rho`-zCDP, exactly the charged event. The ledger records that
+    event, so its total is exact (the worst case over all runs, charged
+    once up front). With Laplace noise the same argument runs with pure
+    epsilons (the pure-DP filter of Rogers et al. 2016).
 
     **Update.** After each measurement the model is re-fitted to all
     measurements so far by entropic mirror descent on their
@@ -297,6 +368,10 @@ class PMWSynthesizer(
        synthetic data". VLDB 2022.
     .. [5] M. Cesar and R. Rogers. "Bounding, concentrating, and truncating:
        unifying privacy loss composition for data analytics". ALT 2021.
+    .. [6] V. Feldman and T. Zrnic. "Individual privacy accounting via a
+       Renyi filter". NeurIPS 2021.
+    .. [7] R. Rogers, A. Roth, J. Ullman and S. Vadhan. "Privacy odometers
+       and filters: pay-as-you-go composition". NeurIPS 2016.
 
     Examples
     --------
@@ -321,6 +396,7 @@ class PMWSynthesizer(
         "noise": [StrOptions({"gaussian", "laplace"})],
         "workload": ["array-like", None],
         "n_rounds": [Interval(Integral, 1, None, closed="left"), None],
+        "schedule": [StrOptions({"adaptive", "fixed"})],
         "bounds": [dict, list, tuple, None],
         "categories": [dict, list, None],
         "n_bins": [Interval(Integral, 1, None, closed="left")],
@@ -339,6 +415,7 @@ class PMWSynthesizer(
         noise: Literal["gaussian", "laplace"] = "gaussian",
         workload: list[tuple[Any, ...]] | ArrayLike | None = None,
         n_rounds: int | None = None,
+        schedule: Literal["adaptive", "fixed"] = "adaptive",
         bounds: TableBounds | None = None,
         categories: TableCategories | None = None,
         n_bins: int = 10,
@@ -353,6 +430,7 @@ class PMWSynthesizer(
         self.noise = noise
         self.workload = workload
         self.n_rounds = n_rounds
+        self.schedule = schedule
         self.bounds = bounds
         self.categories = categories
         self.n_bins = n_bins
@@ -519,7 +597,10 @@ class PMWSynthesizer(
         if self._is_query_matrix():
             queries = self._query_workload(n_cells)
             n_init, initial = 0, []
-            n_rounds = self.n_rounds or 20
+            n_rounds = self.n_rounds or (
+                20 if self.schedule == "fixed" else _ADAPTIVE_QUERY_ROUNDS
+            )
+            workload = None
         else:
             workload = self._marginal_workload(d, domains)
             closure = set()
@@ -531,7 +612,11 @@ class PMWSynthesizer(
             closure.update((a,) for a in range(d))
             candidates = sorted(closure, key=lambda c: (len(c), c))
             n_init = d
-            n_rounds = self.n_rounds or max(16, d)
+            n_rounds = self.n_rounds or (
+                max(16, d)
+                if self.schedule == "fixed"
+                else max(_ADAPTIVE_MIN_ROUNDS, _ADAPTIVE_ROUNDS_PER_COLUMN * d)
+            )
             initial = [(a,) for a in range(d)]
         if dask_input:  # validates the values in one pass (before the charge)
             codes = DaskCodes(X, domains, n_samples)
@@ -547,6 +632,7 @@ class PMWSynthesizer(
             "n_init": n_init,
             "initial": initial,
             "n_rounds": n_rounds,
+            "workload": workload,
             "pandas": dtypes is not None,
         }
 
@@ -579,6 +665,7 @@ class PMWSynthesizer(
             prepared["n_init"],
             prepared["n_rounds"],
             self._accountant(),
+            schedule=self.schedule,
         )
         n = prepared["codes"].shape[0]
         if candidates is None:
@@ -589,6 +676,16 @@ class PMWSynthesizer(
                 for c in list(candidates) + list(prepared["initial"])
             }
             noise_plans = {k: plan_measurement(mwem_plan, k) for k in sorted(cells)}
+        if mwem_plan.schedule == "adaptive":
+            # The noisiest round is the first; the most precise spends the
+            # whole budget at once: if both can be planned, so can every
+            # round in between (checked here, before the charge).
+            precise = RoundSettings.from_unit(mwem_plan.noise, mwem_plan.total)
+            for key in noise_plans:
+                if key == "query":
+                    plan_measurement(precise, 1, query=True)
+                else:
+                    plan_measurement(precise, key)
         if isinstance(prepared["codes"], DaskCodes):
             prepared["codes"].check_cells(_counted_cliques(prepared, candidates))
         largest = max(p.scale * p.gamma for p in noise_plans.values()) / n
@@ -614,6 +711,9 @@ class PMWSynthesizer(
             f"({largest} cells)",
             "lower max_model_size, n_bins or the number of declared categories",
         )
+        weights = None
+        if mwem_plan.schedule == "adaptive" and candidates is not None:
+            weights = workload_weights(prepared["workload"], candidates)
         delta = self.delta if self.noise == "gaussian" else 0.0
         return FitPlan(
             ComposedEvent(mwem_plan.events),
@@ -623,6 +723,7 @@ class PMWSynthesizer(
                 "candidates": candidates,
                 "dense": dense,
                 "noise_plans": noise_plans,
+                "weights": weights,
             },
         )
 
@@ -645,6 +746,7 @@ class PMWSynthesizer(
             verbose=self.verbose,
             noise_plans=dict(plan.settings["noise_plans"]),
             initial=prepared["initial"],
+            weights=plan.settings["weights"],
         )
         self._pandas_input_ = prepared["pandas"]
         self.domains_ = prepared["domains"]

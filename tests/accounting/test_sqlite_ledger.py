@@ -116,21 +116,23 @@ def test_unwritable_location_raises_ledger_error(tmp_path):
         PrivacyBudget(1.0, ledger=tmp_path / "no such directory" / "ledger.db")
 
 
-def test_file_is_in_wal_mode_and_commits_are_fully_synced(path):
+def test_file_is_in_rollback_journal_mode_and_commits_are_fully_synced(path):
     budget = PrivacyBudget(1.0, ledger=path)
     budget.spend(LaplaceEvent(0.1))
     assert budget.store.path == str(path)
     assert budget.store._conn.execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    # No side file holds part of the ledger: the database file is all of it.
+    assert sorted(p.name for p in path.parent.iterdir()) == ["ledger.db"]
 
 
-def test_rollback_journal_mode_for_network_filesystems(path):
-    ledger = SQLiteLedger(path, 1.0, 0.0, journal_mode="delete")
+def test_wal_mode_on_request(path):
+    ledger = SQLiteLedger(path, 1.0, 0.0, journal_mode="wal")
     budget = PrivacyBudget(1.0, ledger=ledger)
     budget.spend(LaplaceEvent(0.4))
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert PrivacyBudget.from_ledger(path).spent() == (0.4, 0.0)
     with pytest.raises(ValueError, match="journal_mode"):
         SQLiteLedger(path, journal_mode="memory")
@@ -176,6 +178,322 @@ def test_truncated_ledger_is_detected(path):
         conn.execute("DELETE FROM skdp_ledger_entries WHERE idx = 1")
     with pytest.raises(LedgerError, match="truncated"):
         budget.spend(LaplaceEvent(0.5))
+    with pytest.raises(LedgerError, match="recorded head says 2"):
+        PrivacyBudget.from_ledger(path)
+
+
+# -- the hash chain -----------------------------------------------------------
+def _sql(path, *statements):
+    conn = sqlite3.connect(path)
+    with conn:
+        for statement in statements:
+            conn.execute(statement)
+    conn.close()
+
+
+def _three_spends(path):
+    budget = PrivacyBudget(1.0, ledger=path)
+    for k, eps in enumerate([0.5, 0.2, 0.1]):
+        budget.spend(LaplaceEvent(eps), label=f"fit {k}")
+    budget.store.close()
+    return budget
+
+
+E = "skdp_ledger_entries"
+M = "skdp_ledger_meta"
+
+
+@pytest.mark.parametrize(
+    "statements, match",
+    [
+        (
+            [f"UPDATE {E} SET event = replace(event, '0.5', '0.05') WHERE idx = 0"],
+            "Entry 0 .* does not match its hash chain",
+        ),
+        ([f"UPDATE {E} SET label = 'other' WHERE idx = 1"], "Entry 1 .*hash chain"),
+        ([f"UPDATE {E} SET timestamp = timestamp + 1 WHERE idx = 2"], "Entry 2"),
+        ([f"DELETE FROM {E} WHERE idx = 1"], "entry 2 where entry 1 should be"),
+        (
+            [  # swap two entries, hashes and all
+                f"UPDATE {E} SET idx = -1 WHERE idx = 0",
+                f"UPDATE {E} SET idx = 0 WHERE idx = 1",
+                f"UPDATE {E} SET idx = 1 WHERE idx = -1",
+            ],
+            "Entry 0 .*hash chain",
+        ),
+        ([f"DELETE FROM {E} WHERE idx = 2"], "recorded head says 3"),
+        (
+            [  # an entry added without moving the head
+                f"INSERT INTO {E} SELECT 3, label, event, timestamp, hash "
+                f"FROM {E} WHERE idx = 2"
+            ],
+            "Entry 3 .*hash chain",
+        ),
+        ([f"UPDATE {M} SET value = 'x' || value WHERE key = 'head_hash'"], "head"),
+        ([f"DELETE FROM {M} WHERE key = 'head_count'"], "no valid recorded head"),
+        ([f"UPDATE {M} SET value = '2.0' WHERE key = 'epsilon'"], "Entry 0"),
+    ],
+    ids=[
+        "edited-epsilon",
+        "relabelled",
+        "re-timed",
+        "deleted-middle",
+        "reordered",
+        "deleted-last",
+        "appended-behind-skdp",
+        "edited-head",
+        "no-head",
+        "raised-limit",
+    ],
+)
+def test_an_edited_ledger_is_refused_on_open(path, statements, match):
+    _three_spends(path)
+    _sql(path, *statements)
+    with pytest.raises(LedgerError, match=match):
+        PrivacyBudget.from_ledger(path)
+
+
+def test_an_edit_under_an_open_budget_is_refused_before_spending(path):
+    budget = PrivacyBudget(1.0, ledger=path)
+    budget.spend(LaplaceEvent(0.5), label="a")
+    _sql(  # another program appends a cheap-looking entry behind skdp's back
+        path,
+        f"INSERT INTO {E} SELECT 1, 'fake', event, timestamp, hash FROM {E}",
+        f"UPDATE {M} SET value = '2' WHERE key = 'head_count'",
+    )
+    with pytest.raises(LedgerError, match="Entry 1 .*hash chain"):
+        budget.spend(LaplaceEvent(0.1))
+    with pytest.raises(LedgerError):
+        budget.spent()
+
+
+def test_entries_copied_from_another_ledger_do_not_verify(path, tmp_path):
+    _three_spends(path)
+    other = tmp_path / "other.db"
+    PrivacyBudget(1.0, ledger=other).store.close()  # same limits, other id
+    _sql(
+        other,
+        f"ATTACH DATABASE '{path}' AS src",
+        f"INSERT INTO {E} SELECT * FROM src.{E}",
+        f"UPDATE {M} SET value = (SELECT value FROM src.{M} WHERE key = 'head_hash')"
+        " WHERE key = 'head_hash'",
+        f"UPDATE {M} SET value = '3' WHERE key = 'head_count'",
+    )
+    with pytest.raises(LedgerError, match="Entry 0 .*hash chain"):
+        PrivacyBudget.from_ledger(other)
+
+
+def test_an_open_budget_refuses_a_ledger_rolled_back_under_it(path, tmp_path):
+    """A process that has read N entries refuses a file with fewer, or with
+    another entry at N-1 (an older copy copied over it, in place)."""
+    budget = PrivacyBudget(1.0, ledger=path)
+    budget.spend(LaplaceEvent(0.5), label="a")
+    budget.backup(tmp_path / "old.db")  # one entry
+    budget.spend(LaplaceEvent(0.3), label="b")
+    old = (tmp_path / "old.db").read_bytes()
+    with open(path, "r+b") as f:  # same file (inode), older contents
+        f.write(old)
+        f.truncate()
+    with pytest.raises(LedgerError, match="no longer holds the 2 entries"):
+        budget.spend(LaplaceEvent(0.5))
+    # Same count, different last entry: also refused.
+    other = PrivacyBudget(1.0, ledger=tmp_path / "other.db")
+    budget2 = PrivacyBudget(1.0, ledger=tmp_path / "two.db")
+    for b in (other, budget2):
+        b.spend(LaplaceEvent(0.5), label="a")
+    budget2.backup(tmp_path / "two-old.db")
+    budget2.spend(LaplaceEvent(0.3), label="b")
+    fork = PrivacyBudget.from_ledger(tmp_path / "two-old.db")
+    fork.spend(LaplaceEvent(0.1), label="c")  # the copy diverges
+    fork.store.close()
+    with open(tmp_path / "two.db", "r+b") as f:
+        f.write((tmp_path / "two-old.db").read_bytes())
+        f.truncate()
+    with pytest.raises(LedgerError, match="no longer holds the 2 entries"):
+        budget2.spent()
+
+
+def test_head_names_the_verified_chain(path):
+    budget = PrivacyBudget(1.0, ledger=path)
+    count, first = budget.store.head()
+    assert count == 0 and len(first) == 64
+    budget.spend(LaplaceEvent(0.1))
+    count, second = budget.store.head()
+    assert count == 1 and second != first
+    assert SQLiteLedger(path).head() == (1, second)
+
+
+# -- format 1 (no chain) ------------------------------------------------------
+def _format_1_ledger(path, n=2, wal=False):
+    """A ledger file as skdp wrote it before the hash chain."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    if wal:
+        conn.execute("PRAGMA journal_mode=wal")
+    conn.execute(f"CREATE TABLE {M} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute(
+        f"CREATE TABLE {E} (idx INTEGER PRIMARY KEY, label TEXT NOT NULL, "
+        "event TEXT NOT NULL, timestamp REAL NOT NULL)"
+    )
+    meta = [("format", "1"), ("ledger_id", "f" * 32), ("epsilon", "1.0")]
+    meta += [("delta", "0.0"), ("created", "1.0")]
+    conn.executemany(f"INSERT INTO {M} VALUES (?, ?)", meta)
+    for k in range(n):
+        conn.execute(
+            f"INSERT INTO {E} VALUES (?, ?, ?, ?)",
+            (
+                k,
+                f"old {k}",
+                '{"kind": "laplace", "label": "", "epsilon": 0.25}',
+                1e9 + k,
+            ),
+        )
+    return conn  # left open: in WAL mode its commits are in the -wal file
+
+
+@pytest.mark.parametrize("wal", [False, True], ids=["delete", "wal"])
+def test_format_1_is_refused_until_upgraded(path, wal):
+    conn = _format_1_ledger(path, wal=wal)
+    conn.close()
+    with pytest.raises(LedgerError, match=r"format 1.*SQLiteLedger.upgrade\(path\)"):
+        PrivacyBudget.from_ledger(path)
+    ledger = SQLiteLedger.upgrade(path)
+    assert [e.label for e in ledger.entries()] == ["old 0", "old 1"]
+    ledger.close()
+    budget = PrivacyBudget.from_ledger(path)
+    assert budget.spent() == (0.5, 0.0)
+    budget.spend(LaplaceEvent(0.5), label="new")
+    budget.store.close()
+    with sqlite3.connect(path) as check:
+        assert check.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["ledger.db"]
+    ledger = SQLiteLedger.upgrade(path)  # a second upgrade changes nothing
+    assert len(ledger.entries()) == 3
+    ledger.close()
+
+
+def test_upgrade_refuses_a_format_1_ledger_with_a_gap(path):
+    _format_1_ledger(path, n=3).close()
+    _sql(path, f"DELETE FROM {E} WHERE idx = 1")
+    with pytest.raises(LedgerError, match="entry 2 where entry 1 should be"):
+        SQLiteLedger.upgrade(path)
+    with pytest.raises(LedgerError, match="format 1"):  # left as it was
+        SQLiteLedger(path)
+
+
+# -- the journal: no side file whose loss loses spends -------------------------
+def test_wal_mode_refuses_to_spend_after_its_wal_is_deleted(path):
+    """In (opt-in) WAL mode a process whose -wal or -shm vanished refuses to
+    write where no new process would see or lock against it."""
+    for lost in ("-wal", "-shm"):
+        path.unlink(missing_ok=True)
+        budget = PrivacyBudget(
+            1.0, ledger=SQLiteLedger(path, 1.0, 0.0, journal_mode="wal")
+        )
+        budget.spend(LaplaceEvent(0.5))
+        Path(f"{path}{lost}").unlink()
+        with pytest.raises(LedgerError, match="lost its -wal or -shm file"):
+            budget.spend(LaplaceEvent(0.1))
+        budget.store.close()
+        for suffix in ("-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+# -- backup -------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["delete", "wal"])
+def test_backup_is_a_complete_verified_copy(path, tmp_path, mode):
+    budget = PrivacyBudget(1.0, ledger=SQLiteLedger(path, 1.0, 0.0, journal_mode=mode))
+    budget.spend(LaplaceEvent(0.25), label="a")
+    budget.spend(LaplaceEvent(0.25), label="b")
+    (tmp_path / "backups").mkdir()
+    target = tmp_path / "backups" / "copy.db"
+    budget.backup(target)
+    # One self-contained file, in rollback-journal mode.
+    assert sorted(p.name for p in target.parent.iterdir()) == ["copy.db"]
+    with sqlite3.connect(target) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    copy_ = PrivacyBudget.from_ledger(target)
+    assert copy_.store.ledger_id == budget.store.ledger_id
+    assert (copy_.epsilon, copy_.delta) == (1.0, 0.0)
+    assert copy_.ledger == budget.ledger
+    assert copy_.store.head() == budget.store.head()
+    with pytest.raises(FileExistsError, match="already exists"):
+        budget.backup(target)
+
+
+def test_backup_while_other_threads_spend_is_consistent(path, tmp_path):
+    budget = PrivacyBudget(1000.0, ledger=path)
+    spenders = [pickle.loads(pickle.dumps(budget)) for _ in range(2)]
+    stop = threading.Event()
+
+    def spend(b):
+        while not stop.is_set():
+            b.spend(LaplaceEvent(0.01))
+
+    threads = [threading.Thread(target=spend, args=(b,)) for b in spenders]
+    for t in threads:
+        t.start()
+    try:
+        counts = []
+        for k in range(3):
+            budget.backup(tmp_path / f"copy{k}.db")
+            copy_ = SQLiteLedger(tmp_path / f"copy{k}.db")  # verifies
+            counts.append(len(copy_.entries()))
+            copy_.close()
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert counts == sorted(counts)
+    entries = budget.ledger
+    for k, count in enumerate(counts):
+        assert SQLiteLedger(tmp_path / f"copy{k}.db").entries() == entries[:count]
+
+
+def test_backup_of_an_in_memory_budget_writes_a_ledger_file(tmp_path):
+    budget = PrivacyBudget(2.0, 1e-6)
+    budget.spend(LaplaceEvent(0.5), label="a")
+    budget.spend(GaussianEvent(4.0), label="b")
+    budget.backup(tmp_path / "memory.db")
+    assert isinstance(budget.store, MemoryLedger)  # not moved
+    copy_ = PrivacyBudget.from_ledger(tmp_path / "memory.db")
+    assert (copy_.epsilon, copy_.delta) == (2.0, 1e-6)
+    assert copy_.ledger == budget.ledger  # events, labels and timestamps
+    assert copy_.spent() == budget.spent()
+    with pytest.raises(FileExistsError):
+        budget.backup(tmp_path / "memory.db")
+    store = _ListStore(1.0, 0.0)  # any store: its entries are copied
+    PrivacyBudget(1.0, ledger=store).spend(LaplaceEvent(0.5), label="x")
+    PrivacyBudget(1.0, ledger=store).backup(tmp_path / "list.db")
+    assert [
+        e.label for e in PrivacyBudget.from_ledger(tmp_path / "list.db").ledger
+    ] == ["x"]
+
+
+# -- what a path means --------------------------------------------------------
+def test_memory_path_means_an_in_process_ledger(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    budget = PrivacyBudget(1.0, ledger=":memory:")
+    assert isinstance(budget.store, MemoryLedger)
+    budget.spend(LaplaceEvent(0.5))
+    assert budget.spent() == (0.5, 0.0)
+    assert list(tmp_path.iterdir()) == []  # no file named ":memory:"
+    with pytest.raises(ValueError, match="not a ledger file"):
+        SQLiteLedger(":memory:", 1.0, 0.0)
+    with pytest.raises(ValueError, match="not a ledger file"):
+        PrivacyBudget.from_ledger(":memory:")
+
+
+def test_tilde_means_the_home_directory(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    budget = PrivacyBudget(1.0, ledger="~/ledgers.db")
+    budget.spend(LaplaceEvent(0.5))
+    assert budget.store.path == str(tmp_path / "ledgers.db")
+    assert (tmp_path / "ledgers.db").is_file()
+    assert not (tmp_path / "~").exists()
+    assert PrivacyBudget.from_ledger("~/ledgers.db").spent() == (0.5, 0.0)
+    budget.backup("~/copy.db")
+    assert (tmp_path / "copy.db").is_file()
 
 
 # -- the in-memory budget and the store interface ----------------------------

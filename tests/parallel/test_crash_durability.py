@@ -8,6 +8,7 @@ whenever, every released label must be in the ledger when it is reopened
 
 import multiprocessing
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import skdp
-from skdp import PrivacyBudget
+from skdp import BudgetExceededError, PrivacyBudget
 from skdp.accounting import LaplaceEvent, SQLiteLedger
 
 pytestmark = pytest.mark.skipif(
@@ -77,8 +78,13 @@ def test_spender_killed_inside_a_spend(where, recorded, tmp_path):
     child.join(timeout=DEADLINE)
     assert child.exitcode == -signal.SIGKILL
 
+    # The database file alone holds every committed spend (no -wal to lose).
+    (tmp_path / "copy").mkdir()
+    shutil.copyfile(path, tmp_path / "copy" / "ledger.db")
     labels = [e.label for e in PrivacyBudget.from_ledger(path).ledger]
     assert labels == (["kept", "doomed"] if recorded else ["kept"])
+    copied = PrivacyBudget.from_ledger(tmp_path / "copy" / "ledger.db").ledger
+    assert [e.label for e in copied] == labels
     assert [e.label for e in budget.ledger] == labels
     # The dead process's lock went with it: a spend goes through (a stuck
     # lock would raise LedgerError after this 5 s timeout).
@@ -242,3 +248,115 @@ def test_parent_killed_mid_grid_loses_no_spend(tmp_path):
     budget = PrivacyBudget.from_ledger(ledger)
     budget.spend(LaplaceEvent(0.1), label="next run")
     assert len(budget.ledger) == len(recorded) + 1
+
+
+# -- the ledger file alone is the whole ledger (issue 15) ---------------------
+HOLDER_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from skdp import PrivacyBudget
+    from skdp.accounting import LaplaceEvent
+
+    budget = PrivacyBudget(1.0, ledger=sys.argv[1])
+    budget.spend(LaplaceEvent(1.0), label="holder")  # the whole budget
+    print("spent", flush=True)
+    sys.stdin.readline()  # the test deletes files meanwhile
+    try:
+        budget.spend(LaplaceEvent(0.5), label="holder again")
+        print("ok", flush=True)
+    except Exception as exc:
+        print(type(exc).__name__, flush=True)
+    """
+)
+
+SPENDER_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from skdp import PrivacyBudget
+    from skdp.accounting import LaplaceEvent
+
+    budget = PrivacyBudget(1.0, ledger=sys.argv[1])  # as a user would
+    try:
+        budget.spend(LaplaceEvent(1.0), label="second process")
+        print("ok", flush=True)
+    except Exception as exc:
+        print(type(exc).__name__, flush=True)
+    """
+)
+
+
+def _python(tmp_path, name, code):
+    script = tmp_path / name
+    script.write_text(code)
+    return [sys.executable, str(script)]
+
+
+def test_deleting_wal_and_shm_while_a_budget_is_open_cannot_double_spend(tmp_path):
+    """A user deleted ``ledger.db-wal`` and ``-shm`` while a budget was open;
+    a second process then spent the whole budget again (2x the limit)."""
+    path = tmp_path / "ledger.db"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    holder = subprocess.Popen(
+        _python(tmp_path, "holder.py", HOLDER_SCRIPT) + [str(path)],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "spent", holder.stderr.read()
+        for suffix in ("-wal", "-shm", "-journal"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        second = subprocess.run(
+            _python(tmp_path, "spender.py", SPENDER_SCRIPT) + [str(path)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE,
+        )
+        assert second.stdout.strip() == "BudgetExceededError", second.stderr
+        out, err = holder.communicate("go\n", timeout=DEADLINE)
+        assert out.strip() == "BudgetExceededError", err
+    finally:
+        holder.kill()
+        holder.communicate()
+    labels = [e.label for e in PrivacyBudget.from_ledger(path).ledger]
+    assert labels == ["holder"]
+    assert PrivacyBudget.from_ledger(path).spent() == (1.0, 0.0)
+
+
+CRASH_SCRIPT = textwrap.dedent(
+    """
+    import os, signal, sys
+    from skdp import PrivacyBudget
+    from skdp.accounting import LaplaceEvent
+
+    budget = PrivacyBudget(1.0, ledger=sys.argv[1])
+    for k in range(3):
+        budget.spend(LaplaceEvent(0.25), label=f"spend {k}")
+    os.kill(os.getpid(), signal.SIGKILL)  # crash with the ledger open
+    """
+)
+
+
+def test_a_copy_of_the_ledger_file_after_a_crash_keeps_every_spend(tmp_path):
+    """A user copied ``ledger.db`` (without its ``-wal``) after a crash and
+    the copy silently lost spends."""
+    path = tmp_path / "ledger.db"
+    crashed = subprocess.run(
+        _python(tmp_path, "crash.py", CRASH_SCRIPT) + [str(path)],
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    (tmp_path / "copy").mkdir()
+    copy_ = tmp_path / "copy" / "ledger.db"
+    shutil.copyfile(path, copy_)  # the database file only
+    budget = PrivacyBudget.from_ledger(copy_)
+    assert [e.label for e in budget.ledger] == ["spend 0", "spend 1", "spend 2"]
+    assert budget.spent() == (0.75, 0.0)
+    with pytest.raises(BudgetExceededError):
+        budget.spend(LaplaceEvent(0.5))

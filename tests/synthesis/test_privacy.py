@@ -11,6 +11,7 @@ from skdp.accounting import (
     ExponentialMechanismEvent,
     GaussianEvent,
     LaplaceEvent,
+    PureDPEvent,
     RDPAccountant,
 )
 from skdp.synthesis import _mwem
@@ -100,7 +101,11 @@ def test_mechanisms_get_the_planned_epsilon_and_sensitivity(monkeypatch):
     monkeypatch.setattr(_mwem, "exponential_mechanism", select)
     monkeypatch.setattr(_mwem, "add_noise", measure)
     X = np.random.default_rng(0).integers(0, 3, size=(200, 3))
-    synth = PMWSynthesizer(n_rounds=4, categories=[[0, 1, 2]] * 3, random_state=0)
+    # The fixed schedule: every round at the same planned settings (the
+    # adaptive one is tested in test_adaptive.py).
+    synth = PMWSynthesizer(
+        n_rounds=4, schedule="fixed", categories=[[0, 1, 2]] * 3, random_state=0
+    )
     synth.fit(X)
     plan = synth.privacy_plan_
     measurement = GaussianEvent(plan.noise_multiplier)
@@ -183,11 +188,19 @@ def test_invalid_input_is_rejected_before_charging(params, match):
 def test_laplace_fit_spends_no_delta():
     X = np.random.default_rng(0).integers(0, 2, size=(50, 2))
     synth = PMWSynthesizer(
-        noise="laplace", n_rounds=3, categories=[[0, 1]] * 2, random_state=0
+        noise="laplace",
+        n_rounds=3,
+        schedule="fixed",
+        categories=[[0, 1]] * 2,
+        random_state=0,
     ).fit(X)
     assert synth.epsilon_ == pytest.approx(1.0) and synth.delta_ == 0.0
     leaves = synth.privacy_event_.leaves()
     assert {type(e) for e in leaves} == {LaplaceEvent, ExponentialMechanismEvent}
+    # Adaptive: one pure-DP budget of the whole epsilon, no delta either.
+    synth.set_params(schedule="adaptive").fit(X)
+    assert synth.epsilon_ == pytest.approx(1.0) and synth.delta_ == 0.0
+    assert [type(e) for e in synth.privacy_event_.leaves()] == [PureDPEvent]
 
 
 def test_selection_never_offers_marginals_beyond_the_model_size():
