@@ -442,6 +442,8 @@ class _Estimator:
 
 
 def _counts(codes, clique, sizes):
+    if not isinstance(codes, np.ndarray):  # counted elsewhere (dask input)
+        return codes.counts(clique)
     shape = [sizes[a] for a in clique]
     flat = np.ravel_multi_index(tuple(codes[:, a] for a in clique), shape)
     return np.bincount(flat, minlength=math.prod(shape)).reshape(shape).astype(float)
@@ -706,8 +708,7 @@ def run_mwem(
         estimator.run(round_iter)
 
     if queries is not None:
-        cells = np.ravel_multi_index(tuple(codes.T), sizes)
-        histogram = np.bincount(cells, minlength=math.prod(sizes)) / n
+        histogram = _counts(codes, tuple(range(len(sizes))), sizes).ravel() / n
         true_answers = queries @ histogram
     else:
         true_marginals = _TrueMarginals(codes, sizes, candidates)

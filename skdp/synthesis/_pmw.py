@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from ..accounting._budget import PrivacyBudget
 from ..accounting._events import ComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
+from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
@@ -26,6 +27,7 @@ from ..utils._sklearn_compat import (
     fitting_as_step_with_target,
     validate_data,
 )
+from ._dask_counts import DaskCodes, dask_schema
 from ._domain import (
     MissingValues,
     TableBounds,
@@ -378,6 +380,18 @@ class PMWSynthesizer(
     This is the idea of private-pgm's ``synthetic_data`` (which rounds
     attribute by attribute with the remainder drawn at random).
 
+    **Dask.** ``fit`` accepts a dask array or DataFrame (the ``skdp[dask]``
+    extra) whose every column has a declared domain (``categories``,
+    ``bounds`` or a ``Categorical`` dtype with known categories; domains
+    are never read from dask data). Before the charge, one map-reduce pass
+    checks the values (missing, non-numeric or infinite values are refused
+    as in memory; skipped for plain integer columns); after it, one pass
+    counts every marginal the loop may read (``np.bincount`` per row block,
+    summed in a tree) and the loop, noise included, runs in the client.
+    The guarantee is the one above, and with the same ``random_state`` the
+    model is the in-memory fit's, exactly. The marginals counted must total
+    at most ``2**25`` cells (refused before the charge otherwise).
+
     ``transform(X)`` returns ``len(X)`` fresh synthetic rows: it reads only
     the number of rows of ``X``, never its values. Because the rows are
     random draws, the estimator is tagged non-deterministic (its output does
@@ -588,7 +602,8 @@ class PMWSynthesizer(
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Numeric and categorical columns.
+            Numeric and categorical columns; a dask array or DataFrame is
+            counted on its workers (see Notes).
         y : None
             Ignored, except inside a ``Pipeline``, ``FeatureUnion`` or
             ``ColumnTransformer`` fitted with a target: there the synthesizer
@@ -607,7 +622,11 @@ class PMWSynthesizer(
 
     def _prepare_fit(self, X, y=None):
         """Validate and encode ``X``; everything that can fail happens here."""
-        names, columns, dtypes = self._columns(X)
+        dask_input = is_dask_collection(X)
+        if dask_input:  # metadata only; every domain must be declared
+            names, columns, dtypes, n_samples = dask_schema(self, X)
+        else:
+            names, columns, dtypes = self._columns(X)
         if self.noise == "gaussian" and not self.delta > 0:
             raise ValueError("noise='gaussian' needs delta > 0.")
         domains = build_domains(
@@ -647,7 +666,10 @@ class PMWSynthesizer(
                 else max(_ADAPTIVE_MIN_ROUNDS, _ADAPTIVE_ROUNDS_PER_COLUMN * d)
             )
             initial = [(a,) for a in range(d)]
-        codes = encode_columns(columns, domains)
+        if dask_input:  # validates the values in one pass (before the charge)
+            codes = DaskCodes(X, domains, n_samples)
+        else:
+            codes = encode_columns(columns, domains)
         return {
             "codes": codes,
             "domains": domains,
@@ -712,6 +734,8 @@ class PMWSynthesizer(
                     plan_measurement(precise, 1, query=True)
                 else:
                     plan_measurement(precise, key)
+        if isinstance(prepared["codes"], DaskCodes):
+            prepared["codes"].check_cells(_counted_cliques(prepared, candidates))
         largest = max(p.scale * p.gamma for p in noise_plans.values()) / n
         if not largest <= _MAX_NOISE_FRACTION:
             raise ValueError(
@@ -753,8 +777,11 @@ class PMWSynthesizer(
 
     def _run_fit(self, prepared, plan, source) -> None:
         mwem_plan = plan.settings["mwem"]
+        codes = prepared["codes"]
+        if isinstance(codes, DaskCodes):  # the one counting pass over the data
+            codes = codes.count(_counted_cliques(prepared, plan.settings["candidates"]))
         model, selected, _ = run_mwem(
-            prepared["codes"],
+            codes,
             prepared["sizes"],
             mwem_plan,
             source,
@@ -896,6 +923,14 @@ class PMWSynthesizer(
         tags.non_deterministic = True
         tags.input_tags.allow_nan = self._may_be_missing()
         return tags
+
+
+def _counted_cliques(prepared, candidates):
+    """Every marginal the MWEM loop may read: initial ones and candidates,
+    or the whole universe for a query matrix."""
+    if prepared["queries"] is not None:
+        return [tuple(range(len(prepared["sizes"])))]
+    return list(prepared["initial"]) + list(candidates)
 
 
 def _decode_rows(codes, domains, pandas, rng):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..mechanisms._additive import add_noise, plan_laplace
+from ..utils._dask import sum_over_row_blocks
 from ..utils._feasibility import check_memory
 from ..utils._privacy import warn_data_derived
 from ..utils._random import check_random_source
@@ -18,6 +19,7 @@ from ..utils._sklearn_compat import (
     Real,
     validate_params,
 )
+from ._dask_rows import dask_rows, is_dask_collection, refuse_undeclared
 from ._validation import charge_and_run, rows_of
 
 if TYPE_CHECKING:
@@ -99,6 +101,47 @@ def _edges(bins, value_range, column, what, dimension=None) -> np.ndarray:
     return edges
 
 
+def _exact_counts(X, _, edges):
+    """Counts of the rows of ``X`` (clipped into the bins) in each cell."""
+    clipped = np.column_stack(
+        [np.clip(X[:, j], e[0], e[-1]) for j, e in enumerate(edges)]
+    )
+    return np.histogramdd(clipped, bins=edges)[0]
+
+
+def _rows(a, ndim, what, value_range, bins):
+    """Validated rows of ``a`` (numpy or dask), before any charge."""
+    if is_dask_collection(a):
+        if a.ndim != ndim:
+            _refuse_dimensions(what, a.shape)
+        if value_range is None and _counts_bins(bins):
+            refuse_undeclared(f"skdp.tools.{what}", "ranges (range=...) or edges")
+        return dask_rows(a, None, what)[0]
+    arr = np.asarray(a)
+    if arr.ndim != ndim:
+        _refuse_dimensions(what, arr.shape)
+    return rows_of(arr, None, what)
+
+
+def _counts_bins(bins):
+    """Whether ``bins`` (or one of its entries) is a number of bins."""
+    if np.ndim(bins) == 0:
+        return True
+    return any(np.ndim(b) == 0 for b in bins)
+
+
+def _refuse_dimensions(what, shape):
+    if what == "histogram":
+        raise ValueError(
+            f"histogram takes 1-D data (one value per individual), got an array "
+            f"of shape {shape}; use histogramdd for rows of several values."
+        )
+    raise ValueError(
+        f"histogramdd takes an array of shape (n_samples, n_dimensions), got "
+        f"shape {shape}."
+    )
+
+
 def _release(X, edges, epsilon, density, budget, random_state, name):
     """Plan, charge and release a histogram of the rows of ``X`` (n, D)."""
     n_bins = [e.size - 1 for e in edges]
@@ -113,10 +156,10 @@ def _release(X, edges, epsilon, density, budget, random_state, name):
     source = check_random_source(random_state)
 
     def run():
-        clipped = np.column_stack(
-            [np.clip(X[:, j], e[0], e[-1]) for j, e in enumerate(edges)]
-        )
-        exact, _ = np.histogramdd(clipped, bins=edges)
+        if is_dask_collection(X):  # one map-reduce pass of block counts
+            exact = sum_over_row_blocks(_exact_counts, X, None, edges)
+        else:
+            exact = _exact_counts(X, None, edges)
         noisy = add_noise(plan, exact, source)
         hist = project_counts(noisy, float(n))
         if density:
@@ -202,13 +245,7 @@ def histogram(
     >>> bool(abs(hist.sum() - 1000) < 1e-6)
     True
     """
-    arr = np.asarray(a)
-    if arr.ndim != 1:
-        raise ValueError(
-            f"histogram takes 1-D data (one value per individual), got an array "
-            f"of shape {arr.shape}; use histogramdd for rows of several values."
-        )
-    X = rows_of(arr, None, "histogram")
+    X = _rows(a, 1, "histogram", range, bins)
     edges = _edges(bins, range, X[:, 0], "histogram")
     hist = _release(X, [edges], epsilon, density, budget, random_state, "histogram")
     return hist, edges
@@ -275,13 +312,7 @@ def histogramdd(
     >>> hist.shape
     (2, 2)
     """
-    arr = np.asarray(sample)
-    if arr.ndim != 2:
-        raise ValueError(
-            f"histogramdd takes an array of shape (n_samples, n_dimensions), got "
-            f"shape {arr.shape}."
-        )
-    X = rows_of(arr, None, "histogramdd")
+    X = _rows(sample, 2, "histogramdd", range, bins)
     d = X.shape[1]
     if isinstance(bins, Integral | np.integer):
         per_dim_bins = [bins] * d

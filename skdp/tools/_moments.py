@@ -48,6 +48,7 @@ __all__ = [
     "noisy_moments",
     "plan_moments",
     "plan_vector_laplace",
+    "release_moments",
 ]
 
 
@@ -273,6 +274,18 @@ def noisy_moments(X, plan: MomentsPlan, source: RandomSource):
     X = np.clip(np.asarray(X, dtype=float), plan.lower, plan.upper)
     if plan.pooled:
         X = X.reshape(-1, 1)
+    exact_mean = X.mean(axis=0) if plan.mean is not None else None
+    exact_var = X.var(axis=0) if plan.var is not None else None
+    return release_moments(exact_mean, exact_var, plan, source)
+
+
+def release_moments(exact_mean, exact_var, plan: MomentsPlan, source: RandomSource):
+    """The planned noise on exact means and variances of the clipped data.
+
+    The second half of :func:`noisy_moments`, shared with the dask path
+    (whose exact values come from a map-reduce of sums). Does not raise.
+    """
+    if plan.pooled:
         lower = np.array([plan.lower.mean()]) if plan.mean else None
         upper = np.array([plan.upper.mean()]) if plan.mean else None
         top_var = (plan.upper.max() - plan.lower.min()) ** 2 / 4
@@ -283,11 +296,11 @@ def noisy_moments(X, plan: MomentsPlan, source: RandomSource):
     if plan.mean is not None:
         # The mean of a pooled matrix is the mean of its row means, whose
         # bounds are the mean bounds; the sensitivity in the plan is theirs.
-        exact = X.mean(axis=0)
-        noisy = apply_vector_laplace(plan.mean, exact, (lower + upper) / 2, source)
+        noisy = apply_vector_laplace(plan.mean, exact_mean, (lower + upper) / 2, source)
         mean = np.clip(noisy, lower, upper)
     if plan.var is not None:
-        exact = X.var(axis=0)
-        noisy = apply_vector_laplace(plan.var, exact, np.asarray(top_var) / 2, source)
+        noisy = apply_vector_laplace(
+            plan.var, exact_var, np.asarray(top_var) / 2, source
+        )
         var = np.clip(noisy, 0.0, top_var)
     return mean, var

@@ -9,6 +9,7 @@ import numpy as np
 from ..accounting._events import ComposedEvent
 from ..mechanisms._quantile import plan_quantiles, run_quantiles
 from ..utils._bounds import resolve_bounds
+from ..utils._dask import is_dask_collection
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
     HasMethods,
@@ -39,6 +40,16 @@ _PARAMS = {
 
 
 def _quantile(name, a, q, axis, epsilon, bounds, budget, random_state):
+    if is_dask_collection(a):
+        raise TypeError(
+            f"skdp.tools.{name} does not take dask collections: the exponential "
+            "mechanism it uses chooses among the gaps between the sorted values, "
+            "which a map-reduce does not give. Compute it on a numpy array, or "
+            "release skdp.tools.histogram(x, bins=..., range=...) on public bins "
+            "(a map-reduce over dask) and read quantiles from its cumulative "
+            "sum (post-processing: no further cost, accuracy the bin width). "
+            "Nothing was charged."
+        )
     X = rows_of(a, axis, name)
     n, p = X.shape
     if axis is None and p > 1:

@@ -23,7 +23,14 @@ from ..utils._sklearn_compat import (
     Real,
     validate_params,
 )
-from ._moments import noisy_moments, plan_moments
+from ._dask_rows import (
+    dask_rows,
+    exact_moments,
+    is_dask_collection,
+    nonzero_counts,
+    refuse_undeclared,
+)
+from ._moments import noisy_moments, plan_moments, release_moments
 from ._validation import charge_and_run, rows_of
 
 if TYPE_CHECKING:
@@ -50,7 +57,13 @@ def _label(name: str, epsilon: float) -> str:
 
 def _moment(name, a, axis, epsilon, bounds, budget, random_state, *, var, finish):
     """Plan, charge and release one moment statistic (shared by four tools)."""
-    X = rows_of(a, axis, name)
+    dask_input = is_dask_collection(a)
+    if dask_input:  # metadata and a finiteness pass; bounds must be declared
+        if bounds is None:
+            refuse_undeclared(f"skdp.tools.{name}")
+        X, shape = dask_rows(a, axis, name)
+    else:
+        X, shape = rows_of(a, axis, name), np.shape(a)[1:]
     lower, upper = resolve_bounds(
         bounds, X, what="column", estimator=f"skdp.tools.{name}"
     )
@@ -66,10 +79,15 @@ def _moment(name, a, axis, epsilon, bounds, budget, random_state, *, var, finish
         label=_label(name, epsilon),
     )
     source = check_random_source(random_state)
-    shape = np.shape(a)[1:]
 
     def run():
-        mean_, var_ = noisy_moments(X, plan, source)
+        if dask_input:  # one map-reduce pass of clipped sums, noise here
+            exact = exact_moments(X, plan.lower, plan.upper, pooled)
+            mean_, var_ = release_moments(
+                None if var else exact[0], exact[1] if var else None, plan, source
+            )
+        else:
+            mean_, var_ = noisy_moments(X, plan, source)
         value = finish(var_ if var else mean_, X.shape)
         return float(value[0]) if (pooled or not shape) else value.reshape(shape)
 
@@ -317,18 +335,25 @@ def count(
     >>> abs(count(over_50, epsilon=1.0, random_state=0) - 500) < 20
     True
     """
-    arr = np.asarray(a)
-    if arr.ndim == 0 or arr.size == 0:
-        raise ValueError("count needs at least one row and one value.")
-    if axis is not None and axis not in (0, -arr.ndim):
-        raise ValueError(
-            "count supports axis=None or axis=0 (rows are the unit of privacy), "
-            f"got axis={axis!r} for an array of {arr.ndim} dimensions."
-        )
-    try:
-        nonzero = arr.astype(bool).reshape(arr.shape[0], -1)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"count cannot test the entries for zero: {error}") from None
+    if is_dask_collection(a):  # metadata only; NaN counts as non-zero
+        nonzero, shape = dask_rows(a, axis, "count", check_finite=False)
+    else:
+        arr = np.asarray(a)
+        if arr.ndim == 0 or arr.size == 0:
+            raise ValueError("count needs at least one row and one value.")
+        if axis is not None and axis not in (0, -arr.ndim):
+            raise ValueError(
+                "count supports axis=None or axis=0 (rows are the unit of "
+                f"privacy), got axis={axis!r} for an array of {arr.ndim} "
+                "dimensions."
+            )
+        try:
+            nonzero = arr.astype(bool).reshape(arr.shape[0], -1)
+        except (TypeError, ValueError) as error:
+            raise ValueError(
+                f"count cannot test the entries for zero: {error}"
+            ) from None
+        shape = arr.shape[1:]
     n, p = nonzero.shape
     pooled = axis is None
     label = _label("count", epsilon)
@@ -339,14 +364,14 @@ def count(
     source = check_random_source(random_state)
 
     def run():
-        exact = nonzero.sum() if pooled else nonzero.sum(axis=0)
+        if is_dask_collection(nonzero):  # one map-reduce pass
+            per_column = nonzero_counts(nonzero)
+        else:
+            per_column = nonzero.sum(axis=0)
+        exact = per_column.sum() if pooled else per_column
         noisy = add_noise(plan, exact, source)
         top = n * p if pooled else n
         clipped = np.clip(noisy, 0, top).astype(np.int64)
-        return (
-            int(clipped)
-            if (pooled or arr.ndim == 1)
-            else clipped.reshape(arr.shape[1:])
-        )
+        return int(clipped) if (pooled or not shape) else clipped.reshape(shape)
 
     return charge_and_run(plan.event, budget, run, "skdp.tools.count")
