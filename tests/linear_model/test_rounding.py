@@ -148,3 +148,17 @@ def test_small_problems_unchanged_or_tighter():
         solver = plan_solver(**kwargs, tol=1e-12, max_iter=100)
         assert solver.summation_terms == n
         assert solver.residual == pytest.approx(_old_residual(solver, 1e-12))
+
+
+def test_dask_fit_drops_empty_row_blocks():
+    # The tree sum's bound counts at most n leaves: empty blocks are dropped
+    # before the charge (chunk sizes are public).
+    da = pytest.importorskip("dask.array")
+    from skdp.linear_model import DPLogisticRegression
+    from skdp.linear_model._dask import _as_dask_pair
+
+    X = da.from_array(np.ones((7, 2)), chunks=((2, 2, 0, 3), (2,)))
+    y = da.from_array(np.array([0, 1] * 3 + [0]), chunks=X.chunks[0])
+    assert 0 in X.chunks[0]
+    X2, y2, _ = _as_dask_pair(DPLogisticRegression(), X, y)
+    assert X2.chunks[0] == (2, 2, 3) and y2.chunks[0] == (2, 2, 3)
