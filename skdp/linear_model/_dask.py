@@ -65,7 +65,14 @@ from ..utils._privacy import warn_data_derived
 from ._dpsgd import MAX_STEPS, _project, clipped_gradient_sum, default_learning_rate
 from ._feasibility import check_magnitudes
 from ._losses import LogisticLoss, MarginLoss
-from ._newton import _total, single_hessian, solve_problem
+from ._newton import (
+    TREE_FAN_IN,
+    _total,
+    blocked_row_sum,
+    gradient_block_size,
+    single_hessian,
+    solve_problem,
+)
 from ._rows import row_norms, scale_rows
 
 __all__ = [
@@ -175,7 +182,11 @@ class RowBlocks:
 
     def sum(self, func, *args):
         """``sum(func(Z_block, Y_block, *args))`` over the row blocks."""
-        return sum_over_row_blocks(_on_rows, self.X, self.y, self.spec, func, *args)
+        # The fan-in is the one :func:`~skdp.linear_model._newton.
+        # summation_terms` counts in the certified gradient's rounding bound.
+        return sum_over_row_blocks(
+            _on_rows, self.X, self.y, self.spec, func, *args, split_every=TREE_FAN_IN
+        )
 
     def solve(self, plan, linear=None, loss=None) -> np.ndarray:
         """:func:`~skdp.linear_model._newton.solve` with worker-side sums."""
@@ -207,10 +218,14 @@ def _gram_and_moment(Z, Y):
 
 
 # ------------------------------------------------ the solver's sums, per block
-def _margin_value_gradient(Z, Y, k, loss, w):
+def _margin_value_gradient(Z, Y, k, loss, w, block):
+    # The certified gradient: summed in row blocks of ``block`` rows
+    # (``blocked_row_sum``), as its rounding bound (``summation_terms``) assumes.
     t = Y[:, k]
     margins = Z @ w
-    return loss.value(margins, t).sum(), Z.T @ loss.slope(margins, t)
+    slope = loss.slope(margins, t)
+    gradient = blocked_row_sum(lambda rows: Z[rows].T @ slope[rows], len(Z), block)
+    return loss.value(margins, t).sum(), gradient
 
 
 def _margin_hessian(Z, Y, k, loss, w, C, single):
@@ -234,11 +249,14 @@ def _softmax_proba(Z, W):
     return logits, log_norm, np.exp(logits - log_norm[:, None])
 
 
-def _softmax_value_gradient(Z, Y, W):
+def _softmax_value_gradient(Z, Y, W, block):
+    # The certified gradient, blocked as in ``_margin_value_gradient``.
     Y = (Y > 0).astype(float)
     logits, log_norm, proba = _softmax_proba(Z, W)
     loss = (log_norm - (logits * Y).sum(axis=1)).sum()
-    return loss, (proba - Y).T @ Z
+    residual = proba - Y
+    gradient = blocked_row_sum(lambda rows: residual[rows].T @ Z[rows], len(Z), block)
+    return loss, gradient
 
 
 def _softmax_hessian(Z, Y, W, C, single):
@@ -282,7 +300,13 @@ class _DaskMarginProblem:
         self.shape = (rows.n_coef,)
 
     def value(self, w):
-        loss_sum, gradient = self.rows.sum(_margin_value_gradient, self.k, self.loss, w)
+        loss_sum, gradient = self.rows.sum(
+            _margin_value_gradient,
+            self.k,
+            self.loss,
+            w,
+            gradient_block_size(self.rows.n_samples),
+        )
         terms = (0.5 * self.alpha * (w @ w), self.C * float(loss_sum))
         return _total(terms, self.linear @ w) + (self.C * gradient,)
 
@@ -320,7 +344,9 @@ class _DaskSoftmaxProblem:
 
     def value(self, w):
         W = w.reshape(self.shape)
-        loss_sum, gradient = self.rows.sum(_softmax_value_gradient, W)
+        loss_sum, gradient = self.rows.sum(
+            _softmax_value_gradient, W, gradient_block_size(self.rows.n_samples)
+        )
         terms = (0.5 * self.alpha * (w @ w), self.C * float(loss_sum))
         return _total(terms, self.linear @ w) + (self.C * np.ravel(gradient),)
 
@@ -427,6 +453,12 @@ def _as_dask_pair(estimator, X, y):
         y = y.compute_chunk_sizes()
     if y.chunks[0] != X.chunks[0]:
         y = y.rechunk({0: X.chunks[0]})
+    if 0 in X.chunks[0] and X.shape[0] > 0:
+        # Empty row blocks dropped (public chunk sizes): the tree sum then
+        # has at most n_samples leaves, as the rounding bound of the
+        # certified gradient (``_newton.summation_terms``) counts.
+        nonempty = tuple(c for c in X.chunks[0] if c)
+        X, y = X.rechunk({0: nonempty}), y.rechunk({0: nonempty})
     if X.dtype.kind not in "biuf":
         raise ValueError(
             f"{name} needs numeric X; got a dask collection of dtype {X.dtype}."

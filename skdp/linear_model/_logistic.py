@@ -234,9 +234,11 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
     spends 1% of epsilon on noise of sensitivity ``2 r`` added to the
     returned point (approximate minima perturbation, Iyengar et al. 2019,
     in its pure form; ``plan_objective``).
-    At the default ``tol``, ``r`` grows like ``n**2`` times the unit
-    roundoff: about ``1e-9`` of the sensitivity at ``n = 1,000``, ``4e-7``
-    at ``n = 30,000`` (``C = 1``); any ``tol`` and ``max_iter`` stay valid.
+    At the default ``tol``, ``r`` grows like ``n**1.5`` times the unit
+    roundoff (the certified gradient is summed in row blocks of about
+    ``sqrt(n)`` rows, ``_newton.summation_terms``): about ``4e-10`` at
+    ``n = 1,000``, ``1e-8`` at ``n = 30,000`` and ``5e-6`` at ``n = 2e6``
+    (``C = 1``, ``data_norm = 1``); any ``tol`` and ``max_iter`` stay valid.
     How many steps were taken depends on the data and is not released
     (``n_iter_`` is ``max_iter``), and no ``ConvergenceWarning`` is emitted.
 

@@ -47,9 +47,12 @@ __all__ = [
     "MAX_DENSE_HESSIAN",
     "NewtonResult",
     "SolverPlan",
+    "blocked_row_sum",
+    "gradient_block_size",
     "minimize_loss",
     "plan_solver",
     "solve",
+    "summation_terms",
 ]
 
 # Armijo constant and step shrink factor of the backtracking line search.
@@ -115,8 +118,11 @@ class _MarginProblem:
         return _total(terms, self.linear @ w) + (margins,)
 
     def gradient(self, w, margins):
+        """The certified gradient: its data sum is blocked (``blocked_row_sum``)."""
         slope = self.loss.slope(margins, self.t)
-        return self.alpha * w + self.C * (self.Z.T @ slope) + self.linear
+        Z = self.Z
+        data = blocked_row_sum(lambda rows: Z[rows].T @ slope[rows], Z.shape[0])
+        return self.alpha * w + self.C * data + self.linear
 
     def hessian(self, w, margins):
         """``alpha I + C Z^T diag(l'') Z``, in single precision if it can."""
@@ -161,11 +167,10 @@ class _SoftmaxProblem:
         return _total(terms, self.linear @ w) + (np.exp(logits - log_norm[:, None]),)
 
     def gradient(self, w, proba):
-        return (
-            self.alpha * w
-            + self.C * ((proba - self.Y).T @ self.Z).ravel()
-            + self.linear
-        )
+        """The certified gradient: its data sum is blocked (``blocked_row_sum``)."""
+        Z, residual = self.Z, proba - self.Y
+        data = blocked_row_sum(lambda rows: residual[rows].T @ Z[rows], Z.shape[0])
+        return self.alpha * w + self.C * np.asarray(data).ravel() + self.linear
 
     def hessian(self, w, proba):
         """``alpha I + C sum_i (diag(p_i) - p_i p_i^T) kron z_i z_i^T``."""
@@ -199,6 +204,99 @@ class _SoftmaxProblem:
         """The Hessian's diagonal: ``alpha + C sum_i p_ik (1 - p_ik) z_ij**2``."""
         weights = self.C * proba * (1.0 - proba)  # (n, K)
         return self.alpha + (weights.T @ _squares(self)).ravel()
+
+
+#: Smallest row block of the certified gradient's blocked sum.
+MIN_GRADIENT_BLOCK = 1024
+#: Fan-in of the tree that adds the row blocks of a dask fit
+#: (:func:`skdp.utils._dask.sum_over_row_blocks`' ``split_every``).
+TREE_FAN_IN = 8
+
+
+def gradient_block_size(n_samples: int) -> int:
+    """``B = max(1024, ceil(sqrt(n)))``: rows per block of the gradient sum.
+
+    Public (a function of ``n`` only). With ``k = ceil(n / B)`` blocks the
+    sum's rounding bound counts ``B + k - 1 <= 2 sqrt(n) + 1024`` terms
+    instead of ``n`` (:func:`summation_terms`).
+    """
+    n = max(1, int(n_samples))
+    return max(MIN_GRADIENT_BLOCK, math.isqrt(n - 1) + 1)
+
+
+def blocked_row_sum(block_sum, n_rows: int, block_size: int | None = None):
+    """``sum`` over row blocks: ``block_sum(rows)`` per block, added in order.
+
+    ``block_sum(slice)`` returns the sum of the per-row terms of the rows in
+    the slice (one BLAS or sparse product over at most ``block_size``
+    rows); the ``k = ceil(n_rows / block_size)`` block results are added one
+    after another, left to right. ``block_size`` defaults to
+    :func:`gradient_block_size` of ``n_rows``. The rounding error of the
+    result is bounded in :func:`summation_terms`.
+    """
+    block = gradient_block_size(n_rows) if block_size is None else int(block_size)
+    total = block_sum(slice(0, block))
+    for start in range(block, n_rows, block):
+        total = total + block_sum(slice(start, start + block))
+    return total
+
+
+def summation_terms(
+    n_samples: int, block_size: int | None = None, fan_in: int = TREE_FAN_IN
+) -> int:
+    """``T``: most rounding errors a row's term meets in the gradient sum.
+
+    Public: a function of ``n``, the block size ``B``
+    (:func:`gradient_block_size` by default) and the tree's fan-in ``f``
+    only. ``T = min(n, min(B, n) + ceil(n / B) - 1 + (f - 1) L)`` with
+    ``L`` the number of levels of a fan-in ``f`` tree over ``n`` leaves,
+    ``ceil(log_f n)``.
+
+    Notes
+    -----
+    Higham (2002) Lemma 3.1: a product of ``T`` factors ``(1 + delta_i)``,
+    ``|delta_i| <= u``, is ``1 + theta`` with ``|theta| <= gamma_T = T u /
+    (1 - T u)``. Each row's term ``x_i`` (a product of one row entry and
+    its loss derivative) reaches the computed sum multiplied by such
+    factors, one per rounding it meets, so the computed sum is ``sum_i
+    x_i (1 + theta_i)`` and errs by at most ``gamma_T sum_i |x_i|``
+    (entrywise) when no term meets more than ``T`` roundings:
+
+    * in a block of ``m <= B`` rows, a BLAS or sparse product computes each
+      entry as an inner product of length ``m``: in any order of
+      summation (blocked, pairwise, with or without FMA), each term meets
+      at most ``m`` roundings (its product and at most ``m - 1`` additions;
+      Higham 2002, section 3.1 and Theorem 3.1 / eq. (3.5));
+    * the ``k = ceil(m' / B)`` block results of a run of ``m'`` rows are
+      added left to right (:func:`blocked_row_sum`): a block's result meets
+      at most ``k - 1`` more roundings (recursive summation, Higham 2002,
+      eq. (4.3));
+    * a dask fit does that within each chunk of ``m' <= n`` rows and adds
+      the chunks' results in a tree of fan-in ``f``
+      (:func:`skdp.utils._dask.sum_over_row_blocks`): each node adds at
+      most ``f`` values left to right, ``f - 1`` roundings per level, over
+      ``L`` levels, and there are at most ``n`` (nonempty) chunks. In
+      memory there is no tree, one chunk of ``n`` rows.
+
+    So no term meets more than ``min(B, n) + ceil(n / B) - 1 + (f - 1) L``
+    roundings; nor more than ``n`` in any order of summation (at most
+    ``n - 1`` additions and its product), the bound of earlier releases.
+    At ``n = 2e6``, ``T = 2877`` instead of ``n``: the total bound
+    ``gamma_T sum_i |x_i|`` grows as ``n**1.5 u``, not ``n**2 u``.
+
+    Examples
+    --------
+    >>> from skdp.linear_model._newton import summation_terms
+    >>> summation_terms(1000), summation_terms(2_000_000)
+    (1000, 2877)
+    """
+    n = max(1, int(n_samples))
+    block = gradient_block_size(n) if block_size is None else int(block_size)
+    levels, parts = 0, n
+    while parts > 1:
+        parts = -(-parts // fan_in)
+        levels += 1
+    return min(n, min(block, n) + -(-n // block) - 1 + (fan_in - 1) * levels)
 
 
 def _squares(problem):
@@ -485,6 +583,13 @@ class SolverPlan:
         the fallback are the same either way.
     max_cg_iter : int
         Hessian-vector products per Newton-CG step.
+    block_size : int
+        ``B``: rows per block of the certified gradient's sum
+        (:func:`gradient_block_size`); ``0`` means one block (the sum
+        unblocked, bounded with ``n`` terms).
+    summation_terms : int
+        ``T``: the most roundings a row's term meets in that sum
+        (:func:`summation_terms`); ``0`` means ``n_samples``.
     """
 
     alpha: float
@@ -501,6 +606,8 @@ class SolverPlan:
     slope_lipschitz: float
     hessian_free: bool = False
     max_cg_iter: int = MAX_CG_ITER
+    block_size: int = 0
+    summation_terms: int = 0
 
     def gradient_error(
         self, w_norm: float, linear_norm: float, margin_terms: int | None = None
@@ -517,18 +624,23 @@ class SolverPlan:
         computed margin ``z.w`` (``d`` terms) errs by at most
         ``gamma_d R ||w||``, which moves a loss derivative by at most
         ``slope_lipschitz`` times that; each row's gradient has norm at most
-        ``row_gradient R``, and a sum of ``n`` of them errs by at most
-        ``gamma_n`` times the sum of their norms (Higham 2002, section 3.1).
-        The regulariser and linear terms add relative ``3 u``. So the
-        computed gradient is within
+        ``row_gradient R``, and their blocked sum (:func:`blocked_row_sum`;
+        a dask fit's per-chunk blocked sums added in a tree) errs by at
+        most ``gamma_T`` times the sum of their entries' magnitudes, whose
+        norm is at most the sum of the rows' gradient norms (Minkowski),
+        ``T = summation_terms`` (:func:`summation_terms`: the most
+        roundings a row's term meets; earlier releases used ``T = n``,
+        Higham 2002, section 3.1). The regulariser and linear terms add
+        relative ``3 u``. So the computed gradient is within
 
-        ``C n g R (gamma_n + 2 u + gamma_d R ||w|| s) + 3 u (alpha ||w|| +
+        ``C n g R (gamma_T + 2 u + gamma_d R ||w|| s) + 3 u (alpha ||w|| +
         ||linear||)``
 
         of the exact one, ``g = row_gradient``, ``s = slope_lipschitz``.
         """
         u = _UNIT_ROUNDOFF
-        gamma_n = self.n_samples * u / (1 - self.n_samples * u)
+        terms = self.summation_terms or self.n_samples
+        gamma_n = terms * u / (1 - terms * u)
         d = self.n_coef if margin_terms is None else min(margin_terms, self.n_coef)
         d = max(1, d)
         gamma_d = d * u / (1 - d * u)
@@ -651,6 +763,8 @@ def plan_solver(
         row_gradient=float(row_gradient),
         slope_lipschitz=float(slope_lipschitz),
         hessian_free=bool(n_coef > MAX_DENSE_HESSIAN),
+        block_size=gradient_block_size(n_samples),
+        summation_terms=summation_terms(n_samples),
     )
     w_norm = math.sqrt(2.0 * C * n_samples * plan.zero_value / alpha)
     scale = alpha + C * n_samples * row_gradient * row_norm
