@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 
-from ..utils._dask import _add_all, as_row_blocks
+from ..utils._dask import as_row_blocks, tree_total
 from ._domain import encode_columns, is_missing
 
 __all__ = ["DaskCodes", "dask_schema", "maximal_cliques"]
@@ -175,13 +175,7 @@ def _tree_sum(func, blocks, *args, split_every=8):
     import dask
 
     parts = [dask.delayed(func)(block, None, *args) for block in blocks]
-    add = dask.delayed(_add_all, pure=True)
-    while len(parts) > 1:
-        parts = [
-            add(*parts[i : i + split_every]) for i in range(0, len(parts), split_every)
-        ]
-    (total,) = dask.compute(parts[0])
-    return total
+    return tree_total(parts, split_every=split_every)
 
 
 def maximal_cliques(cliques):

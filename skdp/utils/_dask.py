@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["as_row_blocks", "is_dask_collection", "sum_over_row_blocks"]
+__all__ = ["as_row_blocks", "is_dask_collection", "sum_over_row_blocks", "tree_total"]
 
 
 def is_dask_collection(obj: Any) -> bool:
@@ -78,6 +78,19 @@ def sum_over_row_blocks(
         ]
     else:
         parts = [dask.delayed(func)(xb, None, *args) for xb in x_blocks]
+    return tree_total(parts, split_every=split_every)
+
+
+def tree_total(parts: list, split_every: int = 8) -> Any:
+    """Compute the delayed ``parts`` and add them in a tree of fan-in ``split_every``.
+
+    Each node adds at most ``split_every`` values left to right
+    (:func:`_add_all`), so a value meets at most ``split_every - 1``
+    additions per level (the rounding count the solver's bound assumes);
+    only the total comes back to the client.
+    """
+    import dask
+
     add = dask.delayed(_add_all, pure=True)
     while len(parts) > 1:
         parts = [
