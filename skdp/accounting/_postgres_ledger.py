@@ -4,7 +4,7 @@ Check-and-spend is one transaction that first locks the ledger's row in
 ``skdp_ledger_meta`` (``SELECT ... FOR UPDATE``), so two clients anywhere can
 never both see room for the last spend; a spend is committed (with
 ``synchronous_commit=on``) before :meth:`PostgreSQLLedger.append_if`
-returns. Entries are chained by :mod:`skdp.accounting._chain`, exactly as in
+returns. Entries are chained by ``skdp/accounting/_chain.py``, exactly as in
 a SQLite ledger. psycopg 3 is needed (``pip install "skdp[postgresql]"``).
 """
 
@@ -158,7 +158,7 @@ class PostgreSQLLedger:
     (asynchronous replication) can lose it.
 
     *Tampering.* Every entry stores a SHA-256 hash chained to the previous
-    one (:mod:`skdp.accounting._chain`) and the ledger's row stores the
+    one (``skdp/accounting/_chain.py``) and the ledger's row stores the
     head (count and last hash). The whole chain is verified on opening and
     on every read: an edited, reordered or deleted entry, or an entries
     table restored from an older dump, raises

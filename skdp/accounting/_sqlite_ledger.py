@@ -5,7 +5,7 @@ never both see room for the last spend; a committed spend is on disk before
 :meth:`SQLiteLedger.append_if` returns. Events are stored as JSON
 (:func:`~skdp.accounting.event_to_dict`), so the file can be read without
 skdp. Every entry carries a hash chained to the previous one
-(:mod:`skdp.accounting._chain`) and the head of the chain is stored with the
+(``skdp/accounting/_chain.py``) and the head of the chain is stored with the
 limits, so an edited, reordered or truncated file is refused.
 """
 

@@ -191,10 +191,10 @@ class OnlinePMW(PrivateEstimatorMixin):
     updates_remaining_ : int
         ``max_updates - n_updates_``; 0 once the mechanism no longer reads
         the data.
-    distribution_ : ndarray of shape (n_cells_,)
+    distribution_ : ndarray of shape (n_cells,)
         The current synthetic distribution (public: post-processing of the
         noisy outputs).
-    universe_ : ndarray of shape (n_cells_, n_features_in_)
+    universe_ : ndarray of shape (n_cells, n_features)
         The cells, one row each, in the order of ``distribution_``.
     privacy_event_ : ComposedEvent
         What :meth:`fit` charged: the sparse vector test (a
@@ -207,7 +207,7 @@ class OnlinePMW(PrivateEstimatorMixin):
 
     See Also
     --------
-    skdp.synthesis.PMWSynthesizer : The offline (MWEM) counterpart, for a
+    skdp.PMWSynthesizer : The offline (MWEM) counterpart, for a
         workload known in advance.
 
     Notes
@@ -718,7 +718,7 @@ class OnlinePMW(PrivateEstimatorMixin):
 
         Parameters
         ----------
-        query : array-like of shape (n_cells_,) or (n_queries, n_cells_), or callable
+        query : array-like of shape (n_cells,) or (n_queries, n_cells), or callable
             Weights in [0, 1] over the cells of :attr:`universe_` (row-major
             over the columns, each column in ``domain`` order), or a function
             that receives :attr:`universe_` (the public cells, never the
