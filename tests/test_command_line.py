@@ -3,6 +3,7 @@
 import csv
 import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -571,7 +572,9 @@ def test_an_epsilon_the_synthesizer_cannot_honour_is_refused_at_the_charge(
         capsys,
         ["synthesize", str(data), "--epsilon", "1e-10", "--out", str(out)] + PUBLIC,
     )
-    assert "too small to split over 20 measurements" in err
+    # The adaptive schedule plans its noisiest round over every measurement
+    # it may make (the count depends on the public schedule, not the data).
+    assert re.search(r"too small to split over \d+ measurements", err)
     assert len(fit_calls) == 1 and not out.exists()
     assert not list(tmp_path.glob(".synth.csv.*"))
 
