@@ -12,6 +12,7 @@ four members; see ``doc/ledger.rst``.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from ..exceptions import LedgerError
-from ._events import PrivacyEvent
+from ._events import PrivacyEvent, event_from_dict
 
 __all__ = ["LedgerEntry", "LedgerStore", "MemoryLedger"]
 
@@ -45,6 +46,23 @@ class LedgerEntry:
     label: str
     event: PrivacyEvent
     timestamp: float
+
+
+def decode_entry(
+    index: int, label: str, event_json: str, timestamp: float, where: str
+) -> LedgerEntry:
+    """A stored row as a :class:`LedgerEntry` (both SQL stores store rows alike).
+
+    Raises :class:`~skdp.exceptions.LedgerError` naming the entry and the
+    ledger (``where``, already free of passwords) if the event cannot be read.
+    """
+    try:
+        event = event_from_dict(json.loads(event_json))
+    except (ValueError, TypeError, KeyError) as exc:
+        raise LedgerError(
+            f"Entry {index} of the privacy ledger {where} cannot be read: {exc}."
+        ) from exc
+    return LedgerEntry(index, label, event, timestamp)
 
 
 @runtime_checkable

@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ..exceptions import LedgerError
 from ._chain import check_head, entry_hash, genesis_hash, verify_rows
-from ._events import PrivacyEvent, event_from_dict, event_to_dict
-from ._ledger import LedgerEntry
+from ._events import PrivacyEvent, event_to_dict
+from ._ledger import LedgerEntry, decode_entry
 
 __all__ = ["PostgreSQLLedger", "is_postgres_url"]
 
@@ -430,18 +430,11 @@ class PostgreSQLLedger:
                 "longer be trusted."
             )
         entries = []
-        for position, (idx, label, event, timestamp, stored) in enumerate(rows):
-            if position < len(self._hashes) and self._hashes[position] == stored:
+        for position, row in enumerate(rows):
+            if position < len(self._hashes) and self._hashes[position] == row[4]:
                 entries.append(self._cache[position])
                 continue
-            try:
-                decoded = event_from_dict(json.loads(event))
-            except (ValueError, TypeError, KeyError) as exc:
-                raise LedgerError(
-                    f"Entry {idx} of the privacy ledger {self.where} cannot be "
-                    f"read: {exc}."
-                ) from None
-            entries.append(LedgerEntry(idx, label, decoded, timestamp))
+            entries.append(decode_entry(*row[:4], self.where))
         self._cache = entries
         self._hashes = [r[4] for r in rows]
         self._seen = len(rows)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from ..exceptions import LedgerError
 from ._chain import check_head, entry_hash, genesis_hash, verify_rows
 from ._events import PrivacyEvent, event_from_dict, event_to_dict
-from ._ledger import LedgerEntry
+from ._ledger import LedgerEntry, decode_entry
 
 __all__ = ["SQLiteLedger"]
 
@@ -462,17 +462,8 @@ class SQLiteLedger:
 
     # -- reading and writing -----------------------------------------------
     def _decode(self, rows) -> list[LedgerEntry]:
-        out = []
-        for idx, label, event, timestamp, _ in rows:
-            try:
-                decoded = event_from_dict(json.loads(event))
-            except (ValueError, TypeError, KeyError) as exc:
-                raise LedgerError(
-                    f"Entry {idx} of the privacy ledger at {self.path!r} cannot "
-                    f"be read: {exc}."
-                ) from exc
-            out.append(LedgerEntry(idx, label, decoded, timestamp))
-        return out
+        where = f"at {self.path!r}"
+        return [decode_entry(*row[:4], where) for row in rows]
 
     def _rolled_back(self, recorded: int) -> LedgerError:
         return LedgerError(
