@@ -8,8 +8,15 @@ table with the real one (reading the real data: for evaluation only).
 """
 
 from ._evaluation import marginal_errors
+from ._mwem import CoarseMarginal
 from ._online import OnlinePMW
 from ._pmw import PMWSynthesizer
 from ._supervised import SyntheticDataClassifier
 
-__all__ = ["OnlinePMW", "PMWSynthesizer", "SyntheticDataClassifier", "marginal_errors"]
+__all__ = [
+    "CoarseMarginal",
+    "OnlinePMW",
+    "PMWSynthesizer",
+    "SyntheticDataClassifier",
+    "marginal_errors",
+]

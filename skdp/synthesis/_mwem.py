@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -45,6 +46,7 @@ from ..mechanisms import add_noise, exponential_mechanism, plan_gaussian, plan_l
 from ._models import DenseModel, JunctionTreeModel, junction_tree_size
 
 __all__ = [
+    "CoarseMarginal",
     "PrivacyPlan",
     "RoundSchedule",
     "RoundSettings",
@@ -346,10 +348,12 @@ class _Estimator:
         self.step = None
         self.n_iter = 0
 
-    def add_marginal(self, clique, value, sigma):
-        self.cliques.setdefault(clique, _Measured()).add(value, sigma)
+    def add_marginal(self, view, value, sigma):
+        self.cliques.setdefault(view, _Measured()).add(value, sigma)
+        clique = base_clique(view)
         if clique not in self.potentials:
-            self.potentials[clique] = np.zeros(value.shape)
+            sizes = self.model.sizes
+            self.potentials[clique] = np.zeros([sizes[a] for a in clique])
             if isinstance(self.model, JunctionTreeModel):
                 current = self.model
                 self.model = JunctionTreeModel(current.sizes, list(self.potentials))
@@ -372,12 +376,15 @@ class _Estimator:
         """Loss, gradient in mean space, and the current means."""
         loss = 0.0
         gradient, means = {}, {}
-        for clique, measured in self.cliques.items():
-            mu = self.model.marginal(clique)
-            diff = mu - measured.value
+        for view, measured in self.cliques.items():
+            clique = base_clique(view)
+            if clique not in means:
+                means[clique] = self.model.marginal(clique)
+            mu = means[clique]
+            diff = reduce_view(mu, view) - measured.value
             loss += 0.5 * measured.weight * float(np.sum(diff * diff))
-            gradient[clique] = measured.weight * diff
-            means[clique] = mu
+            grad = measured.weight * expand_view(diff, view, mu.shape)
+            gradient[clique] = gradient[clique] + grad if clique in gradient else grad
         query_gradient = None
         if self.queries:
             matrix = np.asarray(self.queries)
@@ -589,7 +596,106 @@ def workload_weights(workload, candidates):
     {(0,): 1.0, (1,): 2.0, (0, 1): 3.0}
     """
     sets = [set(s) for s in workload]
-    return {c: float(sum(len(set(c) & s) for s in sets)) for c in candidates}
+    return {
+        c: float(sum(len(set(base_clique(c)) & s) for s in sets)) for c in candidates
+    }
+
+
+class CoarseMarginal(NamedTuple):
+    """A marginal measured on groups of consecutive codes of some attributes.
+
+    Attributes
+    ----------
+    clique : tuple of int
+        The attributes, as in a plain marginal.
+    starts : tuple
+        One entry per attribute of ``clique``: ``None`` (every code its own
+        cell) or the increasing first codes of its groups, starting at 0
+        (group ``k`` holds codes ``starts[k]`` to ``starts[k + 1] - 1``).
+
+    Notes
+    -----
+    The coarse table is ``R M_C(D)``, where ``R`` adds up fixed groups of
+    the cells of the clique's marginal ``M_C(D)``: a linear map that depends
+    on public values only (the domain and the grouping). Under replace-one
+    a row leaves one cell of ``M_C`` and enters one, so it leaves one group
+    and enters one (or stays in the same one): the coarse counts move by at
+    most 2 in L1 and ``sqrt(2)`` in L2, the sensitivities of a plain
+    marginal, and a coarse marginal is selected and measured with the same
+    calibration (``MARGINAL_L1``, ``MARGINAL_L2`` of this module).
+
+    Examples
+    --------
+    >>> from skdp.synthesis import CoarseMarginal
+    >>> view = CoarseMarginal((0, 2), ((0, 5, 10), None))
+    >>> view
+    CoarseMarginal((0, 2), 3 groups, all)
+    >>> view.clique
+    (0, 2)
+    """
+
+    clique: tuple
+    starts: tuple
+
+    def __repr__(self):
+        groups = ", ".join(
+            "all" if s is None else f"{len(s)} groups" for s in self.starts
+        )
+        return f"CoarseMarginal({self.clique!r}, {groups})"
+
+
+def base_clique(view):
+    """The attributes a candidate (clique or :class:`CoarseMarginal`) is over."""
+    return view.clique if isinstance(view, CoarseMarginal) else view
+
+
+def view_cells(view, sizes):
+    """Cells of a candidate's measured table."""
+    if isinstance(view, CoarseMarginal):
+        return math.prod(
+            sizes[a] if s is None else len(s) for a, s in zip(*view, strict=True)
+        )
+    return math.prod(sizes[a] for a in view)
+
+
+def reduce_view(table, view):
+    """The candidate's table from its clique's marginal ``table``: ``R table``."""
+    if isinstance(view, CoarseMarginal):
+        for axis, starts in enumerate(view.starts):
+            if starts is not None:
+                table = np.add.reduceat(table, starts, axis=axis)
+    return table
+
+
+def expand_view(table, view, shape):
+    """The adjoint ``R^T table``: each group's value on each of its codes."""
+    if isinstance(view, CoarseMarginal):
+        for axis, starts in enumerate(view.starts):
+            if starts is not None:
+                widths = np.diff(np.append(starts, shape[axis]))
+                table = np.repeat(table, widths, axis=axis)
+    return table
+
+
+def coarse_views(candidates, groupings):
+    """Coarse versions of the candidates that hold a grouped attribute.
+
+    ``groupings`` maps an attribute to the first codes of its groups (public);
+    each candidate holding one or more of them gets one
+    :class:`CoarseMarginal` with all of them grouped.
+
+    Examples
+    --------
+    >>> from skdp.synthesis._mwem import coarse_views
+    >>> coarse_views([(0,), (1,), (0, 1)], {0: (0, 3, 6)})
+    [CoarseMarginal((0,), 3 groups), CoarseMarginal((0, 1), 3 groups, all)]
+    """
+    views = []
+    for clique in candidates:
+        starts = tuple(groupings.get(a) for a in clique)
+        if any(s is not None for s in starts):
+            views.append(CoarseMarginal(tuple(clique), starts))
+    return views
 
 
 def run_mwem(
@@ -746,7 +852,7 @@ def run_mwem(
                 weights=weights,
             )
             selected.append(chosen)
-            before = estimator.model.marginal(chosen)
+            before = reduce_view(estimator.model.marginal(base_clique(chosen)), chosen)
             counts = true_marginals[chosen] * n
             value, sigma = _measure(
                 counts, noise_for(settings, counts.size), settings, source, n
@@ -761,7 +867,9 @@ def run_mwem(
                 after = estimator.model.answer_queries(queries[index : index + 1])
                 expected = _expected_abs_noise(settings, query=True) / n
             else:
-                after = estimator.model.marginal(chosen)
+                after = reduce_view(
+                    estimator.model.marginal(base_clique(chosen)), chosen
+                )
                 expected = _expected_abs_noise(settings) * before.size / n
             anneal = float(np.abs(after - before).sum()) <= expected
         schedule.end_round(anneal)
@@ -788,13 +896,14 @@ class _TrueMarginals:
 
     def __init__(self, codes, sizes, candidates):
         self.codes, self.sizes = codes, sizes
-        total = sum(math.prod(sizes[a] for a in c) for c in candidates)
+        total = sum(view_cells(c, sizes) for c in candidates)
         self.kept = (
             {c: self._count(c) for c in candidates} if total <= _KEPT_CELLS else None
         )
 
-    def _count(self, clique):
-        return _counts(self.codes, clique, self.sizes) / self.codes.shape[0]
+    def _count(self, view):
+        counts = _counts(self.codes, base_clique(view), self.sizes)
+        return reduce_view(counts, view) / self.codes.shape[0]
 
     def __getitem__(self, clique):
         if self.kept is not None:
@@ -834,8 +943,9 @@ def _select_marginal(
     measured = list(estimator.potentials)
     per_cell = _expected_abs_noise(settings)
     scores, allowed = [], []
-    for clique in candidates:
-        cells = math.prod(sizes[a] for a in clique)
+    for view in candidates:
+        clique = base_clique(view)
+        cells = view_cells(view, sizes)
         penalty = per_cell * cells / n
         if penalty >= 2.0 and len(clique) > 1:
             # The L1 error is at most 2, so the score is negative whatever
@@ -849,10 +959,11 @@ def _select_marginal(
             and junction_tree_size(measured + [clique], sizes) > max_model_size
         ):
             continue
-        error = float(np.abs(true_marginals[clique] - model.marginal(clique)).sum())
-        weight = 1.0 if weights is None else weights[clique]
+        estimate = reduce_view(model.marginal(clique), view)
+        error = float(np.abs(true_marginals[view] - estimate).sum())
+        weight = 1.0 if weights is None else weights[view]
         scores.append(weight * (error - penalty))
-        allowed.append(clique)
+        allowed.append(view)
     largest = 1.0 if weights is None else max(weights[c] for c in allowed)
     index, _ = exponential_mechanism(
         scores, largest * 2.0 / n, settings.select_epsilon, random_state=source
