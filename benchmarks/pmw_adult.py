@@ -32,8 +32,10 @@ within 60 s and 2 GB).
 
 Settings: ``epsilon`` in {0.3, 1, 3}, ``delta = 1e-9``, seeds 0, 1, 2
 (``random_state=seed``, for reproducibility only), everything else at its
-default (Gaussian noise, ``schedule="adaptive"``, ``sampling="rounded"``),
-the workload's marginals passed as ``workload=``.
+default (Gaussian noise, ``schedule="adaptive"``, ``sampling="rounded"``,
+``coarsen="auto"``), the workload's marginals passed as ``workload=``.
+Method ``skdp-plain`` is the same fit with ``coarsen=None`` (plain
+marginals only; not run unless named in ``--methods``).
 
 Peer: SmartNoise's MWEM (``smartnoise-synth``), in its own virtualenv::
 
@@ -75,8 +77,9 @@ per column) and the workload's marginals, weight 1, MST with its defaults
 ``synthetic_data`` of their models (``n`` rows). AIM is slow, so it runs
 for the first seed only unless ``--aim-all-seeds``; every peer run has a
 timeout (``--peer-timeout``, default 1200 s). ``--methods`` picks the
-methods (default all: skdp aim mst smartnoise), ``--data-dir`` the folder
-of ``adult.csv`` (environment ``SKDP_ADULT_DIR``).
+methods (default: skdp aim mst smartnoise; also skdp-plain),
+``--data-dir`` the folder of ``adult.csv`` (environment
+``SKDP_ADULT_DIR``).
 
 Usage::
 
@@ -151,7 +154,7 @@ def mean_l1(real, synthetic_marginals, marginals, domain):
     return float(np.mean(errors))
 
 
-def worker_skdp(name, epsilon, seed):
+def worker_skdp(name, epsilon, seed, coarsen="auto"):
     sys.path.insert(0, str(ROOT))
     from skdp import PMWSynthesizer
 
@@ -163,6 +166,7 @@ def worker_skdp(name, epsilon, seed):
         delta=1e-9,
         workload=marginals,
         categories={c: list(range(domain[c])) for c in columns},
+        coarsen=coarsen,
         random_state=seed,
     )
     start, cpu = time.perf_counter(), time.process_time()
@@ -251,9 +255,10 @@ def worker_smartnoise(name, epsilon, seed, split_factor, iterations):
     return {"l1_rows": rows_l1(X, rows, marginals, domain), "seconds": seconds}
 
 
-PYTHONS = {"skdp": sys.executable}
+PYTHONS = {"skdp": sys.executable, "skdp-plain": sys.executable}
 LABELS = {
     "skdp": "skdp PMWSynthesizer",
+    "skdp-plain": "skdp coarsen=None",
     "aim": "private-pgm AIM",
     "mst": "private-pgm MST",
 }
@@ -287,7 +292,7 @@ def main():
         "--methods",
         nargs="+",
         default=["skdp", "aim", "mst", "smartnoise"],
-        choices=["skdp", "aim", "mst", "smartnoise"],
+        choices=["skdp", "skdp-plain", "aim", "mst", "smartnoise"],
     )
     parser.add_argument("--data-dir", default=str(DATA), help="folder of adult.csv")
     parser.add_argument("--timeout", type=float, default=600.0, help="skdp, s")
@@ -320,8 +325,9 @@ def main():
 
     if args.worker:
         method, name, epsilon, seed, split_factor, iterations = args.worker
-        if method == "skdp":
-            result = worker_skdp(name, float(epsilon), int(seed))
+        if method in ("skdp", "skdp-plain"):
+            coarsen = None if method == "skdp-plain" else "auto"
+            result = worker_skdp(name, float(epsilon), int(seed), coarsen)
         elif method in ("aim", "mst"):
             result = worker_pgm(method, name, float(epsilon), int(seed))
         else:
@@ -424,7 +430,8 @@ def print_saved(paths, args):
             record = json.loads(line)
             key = (record["workload"], record["epsilon"], record["method"])
             latest[key + (record["seed"],)] = record
-    order = {m: i for i, m in enumerate(["skdp", "aim", "mst", "smartnoise"])}
+    methods = ["skdp", "skdp-plain", "aim", "mst", "smartnoise"]
+    order = {m: i for i, m in enumerate(methods)}
     groups = {}
     for (name, epsilon, method, _), record in sorted(
         latest.items(), key=lambda kv: (kv[0][0], kv[0][1], order[kv[0][2]], kv[0][3])

@@ -735,7 +735,7 @@ class PMWSynthesizer(
                     )
             closure.update((a,) for a in range(d))
             candidates = sorted(closure, key=lambda c: (len(c), c))
-            candidates = candidates + coarse_views(candidates, self._groupings(domains))
+            candidates = coarse_views(candidates, self._groupings(domains))
             n_init = d
             n_rounds = self.n_rounds or (
                 max(16, d)
