@@ -64,6 +64,58 @@ def _marginalize(values: np.ndarray, attrs: tuple, keep: tuple) -> np.ndarray:
     return np.transpose(out, [left.index(a) for a in keep])
 
 
+#: Largest intermediate table (cells, float64) that answering one marginal
+#: by variable elimination may build; larger queries are split by value.
+ELIMINATION_MAX_CELLS = 2**23
+
+
+def _condition(table, attrs, given):
+    """``table`` (axes ``attrs``) at the ``given`` codes, those axes kept at size 1."""
+    index = tuple(
+        slice(given[a], given[a] + 1) if a in given else slice(None) for a in attrs
+    )
+    return table[index]
+
+
+def _eliminate_factors(factors, clique, sizes, dry=False):
+    """Sum the log-factors' product down to ``clique``; also the largest table.
+
+    Returns ``(log_table, peak_cells)``: the unnormalised log-marginal with
+    axes in ``clique``'s order (``None`` when ``dry``: only the peak is
+    computed) and the cells of the largest intermediate table. Attributes
+    outside ``clique`` are summed out greedily, the one whose combined
+    table is smallest first.
+    """
+    scopes = [tuple(a) for a, _ in factors]
+    tables = [t for _, t in factors]
+    variables = set().union(*(set(a) for a in scopes)) - set(clique)
+    peak = 0
+    while variables:
+        v = min(
+            variables,
+            key=lambda u: math.prod(
+                sizes[a] for a in set().union(*(set(f) for f in scopes if u in f))
+            ),
+        )
+        involved = [i for i, f in enumerate(scopes) if v in f]
+        attrs = tuple(sorted(set().union(*(set(scopes[i]) for i in involved))))
+        peak = max(peak, math.prod(sizes[a] for a in attrs))
+        rest = tuple(a for a in attrs if a != v)
+        table = None
+        if not dry:
+            total = sum(_expand(tables[i], scopes[i], attrs) for i in involved)
+            total = np.broadcast_to(total, [sizes[a] for a in attrs])
+            table = _marginalize(total, attrs, rest)
+        scopes = [f for i, f in enumerate(scopes) if i not in involved] + [rest]
+        tables = [t for i, t in enumerate(tables) if i not in involved] + [table]
+        variables.discard(v)
+    peak = max(peak, math.prod(sizes[a] for a in clique))
+    if dry:
+        return None, peak
+    total = sum(_expand(t, f, clique) for f, t in zip(scopes, tables) if f)
+    return np.broadcast_to(total, [sizes[a] for a in clique]) + 0.0, peak
+
+
 def _cells(clique, sizes) -> int:
     return math.prod(sizes[a] for a in clique)
 
@@ -345,9 +397,42 @@ class JunctionTreeModel:
         The joint is ``prod_nodes b_i / prod_edges b_sep``; the smallest
         subtree holding all of ``clique``'s attributes suffices (the rest
         sums to one), then attributes outside ``clique`` are summed out
-        greedily, smallest intermediate table first.
+        greedily, smallest intermediate table first. When the largest
+        intermediate table would exceed :data:`ELIMINATION_MAX_CELLS`, the
+        query is answered for one value of its widest attributes at a time
+        (conditioning slices every factor), which bounds memory whatever
+        the tree.
         """
-        wanted = set(clique)
+        clique = tuple(clique)
+        factors = self._subtree_factors(set(clique))
+        fixed = []
+        while (
+            _eliminate_factors(factors, clique, self._sizes_given(fixed), dry=True)[1]
+            > ELIMINATION_MAX_CELLS
+        ):
+            free = [a for a in clique if a not in fixed]
+            if not free:
+                break
+            fixed.append(max(free, key=lambda a: self.sizes[a]))
+        sizes = self._sizes_given(fixed)
+        if not fixed:
+            total = _eliminate_factors(factors, clique, sizes)[0]
+        else:
+            total = np.empty([self.sizes[a] for a in clique])
+            for values in itertools.product(*(range(self.sizes[a]) for a in fixed)):
+                given = dict(zip(fixed, values, strict=True))
+                sliced = [(attrs, _condition(t, attrs, given)) for attrs, t in factors]
+                index = tuple(given.get(a, slice(None)) for a in clique)
+                part = _eliminate_factors(sliced, clique, sizes)[0]
+                total[index] = part.reshape(total[index].shape)
+        return total - _logsumexp(total, tuple(range(total.ndim)))
+
+    def _sizes_given(self, fixed):
+        """Domain sizes with the attributes ``fixed`` conditioned on (size 1)."""
+        return tuple(1 if a in fixed else s for a, s in enumerate(self.sizes))
+
+    def _subtree_factors(self, wanted):
+        """Log-factors of the smallest subtree holding all of ``wanted``."""
         keep = {i for i, node in enumerate(self.nodes) if wanted & set(node)}
         # Prune leaves that hold none of the wanted attributes until the
         # subtree connecting ``keep`` remains.
@@ -376,26 +461,7 @@ class JunctionTreeModel:
                     factors.append(
                         (sep, -_marginalize(self.log_beliefs[i], self.nodes[i], sep))
                     )
-        variables = set().union(*(set(a) for a, _ in factors)) - wanted
-        while variables:
-            v = min(
-                variables,
-                key=lambda u: math.prod(
-                    self.sizes[a]
-                    for a in set().union(*(set(f) for f, _ in factors if u in f))
-                ),
-            )
-            involved = [(a, t) for a, t in factors if v in a]
-            factors = [(a, t) for a, t in factors if v not in a]
-            attrs = tuple(sorted(set().union(*(set(a) for a, _ in involved))))
-            total = sum(_expand(t, a, attrs) for a, t in involved)
-            total = np.broadcast_to(total, [self.sizes[a] for a in attrs])
-            rest = tuple(a for a in attrs if a != v)
-            factors.append((rest, _marginalize(total, attrs, rest)))
-            variables.discard(v)
-        total = sum(_expand(t, a, clique) for a, t in factors if a)
-        total = np.broadcast_to(total, [self.sizes[a] for a in clique]) + 0.0
-        return total - _logsumexp(total, tuple(range(total.ndim)))
+        return factors
 
     def sample(
         self, n_samples: int, rng: np.random.Generator, method: str = "iid"

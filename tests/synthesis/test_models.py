@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 
+from skdp.synthesis import _models as _models_module
 from skdp.synthesis._models import DenseModel, JunctionTreeModel, junction_tree
 
 SIZES = (3, 4, 2, 5, 3, 2)
@@ -83,3 +84,31 @@ def test_elimination_matches_brute_force_for_every_pair():
         np.testing.assert_allclose(
             tree.marginal(pair), dense.marginal(pair), atol=1e-12
         )
+
+
+@pytest.mark.parametrize("limit", [1, 12, 40])
+def test_elimination_split_by_value_is_exact_and_bounded(monkeypatch, limit):
+    # A query whose elimination would build a table larger than the limit
+    # is answered one value of its widest attributes at a time: the same
+    # marginal, and (once every queried attribute is fixed if need be) the
+    # largest table built is bounded by what conditioning allows.
+    dense, tree = _models(seed=4)
+    monkeypatch.setattr(_models_module, "ELIMINATION_MAX_CELLS", limit)
+    built = []
+    original = _models_module._eliminate_factors
+
+    def recording(factors, clique, sizes, dry=False):
+        table, peak = original(factors, clique, sizes, dry)
+        if not dry:
+            built.append(peak)
+        return table, peak
+
+    monkeypatch.setattr(_models_module, "_eliminate_factors", recording)
+    for triple in [(0, 2, 5), (1, 4, 5), (3, 0, 5), (5, 3, 1)]:
+        built.clear()
+        np.testing.assert_allclose(
+            tree.marginal(triple), dense.marginal(triple), atol=1e-12
+        )
+        assert len(built) > 1  # split
+        unsplit = original(tree._subtree_factors(set(triple)), triple, SIZES, True)[1]
+        assert max(built) < unsplit
