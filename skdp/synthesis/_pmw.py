@@ -357,8 +357,8 @@ class PMWSynthesizer(
     measure at full resolution, while its structure is smooth: on
     ``benchmarks/pmw_adult.py`` at :math:`\\varepsilon = 1` the default
     lowers the mean L1 error of the 14-column workload's model from 0.209
-    to 0.189 and the 8-column one's from 0.135 to 0.125 (3 seeds each),
-    at two to three times the fit time.
+    to 0.187 and the 8-column one's from 0.135 to 0.129 (3 seeds each),
+    at 5 to 9 times the fit time (37 and 48 s of CPU, from 4 and 10).
 
     **Update.** After each measurement the model is re-fitted to all
     measurements so far by entropic mirror descent on their
