@@ -606,11 +606,8 @@ class PMWSynthesizer(
         else:
             widths = {}
             for column, width in self.coarsen.items():
-                if not (isinstance(width, Integral) and not isinstance(width, bool)):
-                    raise ValueError(
-                        f"coarsen[{column!r}] must be an int >= 1, got {width!r}."
-                    )
-                if width < 1:
+                integer = isinstance(width, Integral) and not isinstance(width, bool)
+                if not integer or width < 1:
                     raise ValueError(
                         f"coarsen[{column!r}] must be an int >= 1, got {width!r}."
                     )
