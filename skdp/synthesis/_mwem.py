@@ -898,19 +898,24 @@ class _TrueMarginals:
     """The data's marginals of the candidates, as fractions, kept or recomputed.
 
     Up to ``_KEPT_CELLS`` cells in all they are computed once; beyond, each
-    is counted again when asked for (more time, bounded memory).
+    is counted again when asked for (more time, bounded memory). The last
+    clique's counts are kept, so that a coarse view, which follows its clique
+    among the candidates, is reduced from them instead of counted again.
     """
 
     def __init__(self, codes, sizes, candidates):
         self.codes, self.sizes = codes, sizes
+        self._last = (None, None)
         total = sum(view_cells(c, sizes) for c in candidates)
         self.kept = (
             {c: self._count(c) for c in candidates} if total <= _KEPT_CELLS else None
         )
 
     def _count(self, view):
-        counts = _counts(self.codes, base_clique(view), self.sizes)
-        return reduce_view(counts, view) / self.codes.shape[0]
+        clique = base_clique(view)
+        if clique != self._last[0]:
+            self._last = (clique, _counts(self.codes, clique, self.sizes))
+        return reduce_view(self._last[1], view) / self.codes.shape[0]
 
     def __getitem__(self, clique):
         if self.kept is not None:
