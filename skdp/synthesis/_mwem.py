@@ -667,6 +667,11 @@ def reduce_view(table, view):
     return table
 
 
+def view_marginal(model, view):
+    """The model's table of a candidate (its clique's marginal, reduced)."""
+    return reduce_view(model.marginal(base_clique(view)), view)
+
+
 def expand_view(table, view, shape):
     """The adjoint ``R^T table``: each group's value on each of its codes."""
     if isinstance(view, CoarseMarginal):
@@ -859,7 +864,7 @@ def run_mwem(
                 weights=weights,
             )
             selected.append(chosen)
-            before = reduce_view(estimator.model.marginal(base_clique(chosen)), chosen)
+            before = view_marginal(estimator.model, chosen)
             counts = true_marginals[chosen] * n
             value, sigma = _measure(
                 counts, noise_for(settings, counts.size), settings, source, n
@@ -874,9 +879,7 @@ def run_mwem(
                 after = estimator.model.answer_queries(queries[index : index + 1])
                 expected = _expected_abs_noise(settings, query=True) / n
             else:
-                after = reduce_view(
-                    estimator.model.marginal(base_clique(chosen)), chosen
-                )
+                after = view_marginal(estimator.model, chosen)
                 expected = _expected_abs_noise(settings) * before.size / n
             anneal = float(np.abs(after - before).sum()) <= expected
         schedule.end_round(anneal)
