@@ -3,22 +3,10 @@ import math
 
 import numpy as np
 import pytest
+from small_models import CLIQUES, SIZES, small_models
 
 from skdp.synthesis import _models as _models_module
-from skdp.synthesis._models import DenseModel, JunctionTreeModel, junction_tree
-
-SIZES = (3, 4, 2, 5, 3, 2)
-CLIQUES = [(0, 1), (1, 2, 3), (3, 4), (0, 4), (2, 5)]
-
-
-def _models(seed=0):
-    rng = np.random.default_rng(seed)
-    potentials = {c: rng.normal(size=[SIZES[a] for a in c]) for c in CLIQUES}
-    dense = DenseModel(SIZES)
-    dense.set_potentials(potentials)
-    tree = JunctionTreeModel(SIZES, CLIQUES)
-    tree.set_potentials(potentials)
-    return dense, tree
+from skdp.synthesis._models import JunctionTreeModel, junction_tree
 
 
 def test_junction_tree_has_the_running_intersection_property():
@@ -39,7 +27,7 @@ def test_junction_tree_has_the_running_intersection_property():
 def test_tree_marginals_are_exact(clique):
     # Belief propagation (in-node marginals) and variable elimination
     # (out-of-node marginals) agree with the dense table to rounding.
-    dense, tree = _models()
+    dense, tree = small_models()
     np.testing.assert_allclose(
         tree.marginal(clique), dense.marginal(clique), atol=1e-12
     )
@@ -54,7 +42,7 @@ def test_tree_is_much_smaller_than_the_universe():
 
 @pytest.mark.parametrize("kind", ["dense", "tree"])
 def test_samples_follow_the_model(kind):
-    dense, tree = _models(seed=1)
+    dense, tree = small_models(seed=1)
     model = dense if kind == "dense" else tree
     n = 100_000
     codes = model.sample(n, np.random.default_rng(0))
@@ -71,7 +59,7 @@ def test_samples_follow_the_model(kind):
 
 
 def test_dense_answers_linear_queries():
-    dense, _ = _models()
+    dense, _ = small_models()
     queries = np.random.default_rng(2).uniform(size=(5, math.prod(SIZES)))
     np.testing.assert_allclose(
         dense.answer_queries(queries), queries @ dense.probabilities.ravel()
@@ -79,7 +67,7 @@ def test_dense_answers_linear_queries():
 
 
 def test_elimination_matches_brute_force_for_every_pair():
-    dense, tree = _models(seed=3)
+    dense, tree = small_models(seed=3)
     for pair in itertools.combinations(range(len(SIZES)), 2):
         np.testing.assert_allclose(
             tree.marginal(pair), dense.marginal(pair), atol=1e-12
@@ -92,7 +80,7 @@ def test_elimination_split_by_value_is_exact_and_bounded(monkeypatch, limit):
     # is answered one value of its widest attributes at a time: the same
     # marginal, and (once every queried attribute is fixed if need be) the
     # largest table built is bounded by what conditioning allows.
-    dense, tree = _models(seed=4)
+    dense, tree = small_models(seed=4)
     monkeypatch.setattr(_models_module, "ELIMINATION_MAX_CELLS", limit)
     built = []
     original = _models_module._eliminate_factors

@@ -10,29 +10,16 @@ distance to ``n p`` below the number of cells on its path from the root.
 import numpy as np
 import pandas as pd
 import pytest
+from small_models import CLIQUES, SIZES, small_models
 
 from skdp.accounting import PrivacyBudget
 from skdp.synthesis import PMWSynthesizer
 from skdp.synthesis._models import (
-    DenseModel,
     JunctionTreeModel,
     _cells,
     _deal,
     _systematic_counts,
 )
-
-SIZES = (3, 4, 2, 5, 3, 2)
-CLIQUES = [(0, 1), (1, 2, 3), (3, 4), (0, 4), (2, 5)]
-
-
-def _models(seed=0):
-    rng = np.random.default_rng(seed)
-    potentials = {c: rng.normal(size=[SIZES[a] for a in c]) for c in CLIQUES}
-    dense = DenseModel(SIZES)
-    dense.set_potentials(potentials)
-    tree = JunctionTreeModel(SIZES, CLIQUES)
-    tree.set_potentials(potentials)
-    return dense, tree
 
 
 def _counts(codes, clique):
@@ -80,7 +67,7 @@ def test_dealing_spreads_each_cell_through_the_strata():
 
 @pytest.mark.parametrize("n_samples", [1, 57, 1003])
 def test_dense_rounded_rows_round_every_cell(n_samples):
-    dense, _ = _models()
+    dense, _ = small_models()
     codes = dense.sample(n_samples, np.random.default_rng(2), method="rounded")
     assert codes.shape == (n_samples, len(SIZES))
     expected = n_samples * dense.probabilities
@@ -99,7 +86,7 @@ def _path_cells(tree, i):
 
 @pytest.mark.parametrize("n_samples", [40, 1003, 20000])
 def test_tree_rounded_rows_meet_the_rounding_bound(n_samples):
-    _, tree = _models()
+    _, tree = small_models()
     codes = tree.sample(n_samples, np.random.default_rng(3), method="rounded")
     root = tree.nodes[tree.order[0]]
     error = _counts(codes, root) - n_samples * tree.marginal(root)
@@ -118,7 +105,7 @@ def test_tree_rounded_rows_meet_the_rounding_bound(n_samples):
 
 
 def test_rounded_rows_follow_the_model_closer_than_iid_draws():
-    for model in _models():
+    for model in small_models():
         errors = {}
         for method in ("rounded", "iid"):
             codes = model.sample(20000, np.random.default_rng(4), method=method)
@@ -132,7 +119,7 @@ def test_rounded_rows_follow_the_model_closer_than_iid_draws():
 
 
 def test_tree_rounded_counts_are_unbiased():
-    _, tree = _models()
+    _, tree = small_models()
     n, runs = 200, 300
     clique = (0, 2, 4)  # spans nodes: outside the within-one guarantee
     draws = np.stack(
