@@ -103,6 +103,7 @@ def _wide(n=3000, seed=0):
 
 
 CATEGORIES = [list(range(60)), [0, 1], [0, 1, 2]]
+SIZES_WIDE = tuple(len(c) for c in CATEGORIES)
 
 
 def test_auto_groups_wide_ordered_columns_only():
@@ -207,3 +208,42 @@ def test_the_dask_fit_with_coarse_marginals_is_the_in_memory_fit():
     assert any(isinstance(v, CoarseMarginal) for v in local.selected_)
     assert remote.selected_ == local.selected_
     np.testing.assert_array_equal(remote.marginal([0, 1]), local.marginal([0, 1]))
+
+
+def test_coarse_measurements_carry_the_calibrated_noise(monkeypatch):
+    # Every measurement of a coarse marginal is planned with a marginal's L2
+    # sensitivity, and its noise, in units of the planned standard deviation,
+    # has mean 0 and standard deviation 1 over all coarse cells measured in
+    # several seeded fits (a plan with the wrong sensitivity, or one sized
+    # for the full clique, would move the spread well outside the bounds).
+    from skdp.synthesis import _mwem
+
+    calls = []
+    original = _mwem._measure
+
+    def recording(value_counts, noise_plan, plan, source, n):
+        noisy, sigma = original(value_counts, noise_plan, plan, source, n)
+        calls.append((np.asarray(value_counts, float), noisy * n, noise_plan, sigma))
+        return noisy, sigma
+
+    monkeypatch.setattr(_mwem, "_measure", recording)
+    X = _wide(n=2000)
+    z = []
+    for seed in range(6):
+        calls.clear()
+        synth = PMWSynthesizer(categories=CATEGORIES, epsilon=1.0, random_state=seed)
+        synth.fit(X)
+        measured = [(0,), (1,), (2,)] + list(synth.selected_)
+        assert len(measured) == len(calls)
+        for view, (counts, noisy, noise_plan, sigma) in zip(measured, calls):
+            if not isinstance(view, CoarseMarginal):
+                continue
+            assert noise_plan.sensitivity == MARGINAL_L2
+            assert counts.size == view_cells(view, SIZES_WIDE)
+            std = noise_plan.scale * noise_plan.gamma
+            assert sigma * len(X) == pytest.approx(std, rel=0.05)
+            z.extend(((noisy - counts) / std).ravel())
+    z = np.asarray(z)
+    assert z.size >= 300
+    assert abs(z.mean()) < 5 / np.sqrt(z.size)
+    assert abs(z.std() - 1.0) < 5 / np.sqrt(2 * z.size)
