@@ -20,8 +20,13 @@ from ._composition import (
 )
 from ._events import (
     ApproxDPEvent,
+    DiscreteGaussianEvent,
+    DiscreteLaplaceEvent,
     ExponentialMechanismEvent,
     GaussianEvent,
+    LaplaceEvent,
+    ParallelComposedEvent,
+    PoissonSubsampledDiscreteGaussianEvent,
     PoissonSubsampledGaussianEvent,
     PrivacyEvent,
     PureDPEvent,
@@ -60,7 +65,9 @@ class _Term:
 
     ``curve`` is its Renyi-DP curve (``None`` for an approximate event);
     ``pure_epsilon`` is set for pure events; ``gaussian_precision`` (``sum
-    s**-2``) for exact Gaussian mechanisms; ``approx`` is ``(epsilon,
+    s**-2``) for exact Gaussian mechanisms, whose privacy loss is at most
+    the continuous Gaussian's plus ``gaussian_shift`` (the lattice shift of
+    discrete Gaussians, 0 for continuous ones); ``approx`` is ``(epsilon,
     delta)`` for approximate events.
     """
 
@@ -68,6 +75,7 @@ class _Term:
     pure_epsilon: float | None = None
     gaussian_precision: float | None = None
     approx: tuple[float, float] | None = None
+    gaussian_shift: float = 0.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,6 +86,7 @@ class _RDPState:
     approx_epsilons: tuple[float, ...] = ()
     approx_deltas: tuple[float, ...] = ()
     gaussian_precisions: tuple[float, ...] = ()
+    gaussian_shifts: tuple[float, ...] = ()
     pure_curve: np.ndarray | float = 0.0
     other_curve: np.ndarray | float = 0.0
     n_other: int = 0  # events that are neither pure nor approximate
@@ -198,37 +207,80 @@ class RDPAccountant(Accountant):
 
     # -- one event -----------------------------------------------------------
     def _term(self, leaf: PrivacyEvent) -> _Term:
-        """The contribution of one run of ``leaf``; this accountant's dispatch."""
-        orders = self.orders
-        match leaf:
-            case ExponentialMechanismEvent(epsilon=eps):
-                return _Term(rdp_exponential_mechanism(eps, orders), pure_epsilon=eps)
-            case PureDPEvent(epsilon=eps):
-                return _Term(rdp_pure_dp(eps, orders), pure_epsilon=eps)
-            case GaussianEvent(noise_multiplier=s):
-                return _Term(rdp_gaussian(s, orders), gaussian_precision=s**-2.0)
-            case PoissonSubsampledGaussianEvent(
-                sampling_rate=q, noise_multiplier=s, steps=steps
-            ):
-                replace = self.neighbouring_relation is NeighbouringRelation.REPLACE_ONE
-                curve = (
-                    rdp_poisson_subsampled_gaussian_replace_one
-                    if replace
-                    else rdp_poisson_subsampled_gaussian
-                )(q, s, orders)
-                precision = None
-                if q == 1.0:  # one Gaussian mechanism per step
-                    precision = steps * (2.0 / s if replace else 1.0 / s) ** 2
-                return _Term(steps * np.asarray(curve, float), None, precision)
-            case ZCDPEvent(rho=rho):
-                return _Term(rdp_zcdp(rho, orders))
-            case RepeatedRandomStoppingEvent():
-                return self._repeated_term(leaf)
-            case ApproxDPEvent(epsilon=eps, delta=delta):
-                return _Term(approx=(eps, delta))
-        raise UnsupportedEventError(
-            f"The accountant does not support events [{type(leaf).__name__!r}]."
+        """The contribution of one run of ``leaf``; this accountant's dispatch.
+
+        Dispatch is on the exact class of ``leaf``: a subclass this
+        accountant does not know is refused, never accounted as its parent
+        (its privacy loss may differ).
+        """
+        handler = _RDP_HANDLERS.get(type(leaf))
+        if handler is None:
+            raise UnsupportedEventError(
+                f"The accountant does not support events [{type(leaf).__name__!r}]."
+            )
+        return handler(self, leaf)
+
+    def _pure(self, leaf) -> _Term:
+        eps = leaf.epsilon
+        return _Term(rdp_pure_dp(eps, self.orders), pure_epsilon=eps)
+
+    def _exponential(self, leaf: ExponentialMechanismEvent) -> _Term:
+        eps = leaf.epsilon
+        return _Term(rdp_exponential_mechanism(eps, self.orders), pure_epsilon=eps)
+
+    def _gaussian(self, leaf) -> _Term:
+        s = leaf.noise_multiplier
+        shift = getattr(leaf, "lattice_shift", 0.0)
+        return _Term(
+            rdp_gaussian(s, self.orders) + shift,
+            gaussian_precision=s**-2.0,
+            gaussian_shift=shift,
         )
+
+    def _subsampled(self, leaf) -> _Term:
+        q, s, steps = leaf.sampling_rate, leaf.noise_multiplier, leaf.steps
+        shift = getattr(leaf, "lattice_shift", 0.0)
+        replace = self.neighbouring_relation is NeighbouringRelation.REPLACE_ONE
+        curve = (
+            rdp_poisson_subsampled_gaussian_replace_one
+            if replace
+            else rdp_poisson_subsampled_gaussian
+        )(q, s, self.orders)
+        precision = None
+        if q == 1.0:
+            # One Gaussian mechanism per step: replacing a row moves the sum
+            # by 2C (the row's +C becomes -C), adding or removing one by C.
+            precision = steps * (2.0 / s if replace else 1.0 / s) ** 2
+        return _Term(
+            steps * (np.asarray(curve, float) + shift),
+            None,
+            precision,
+            gaussian_shift=steps * shift,
+        )
+
+    def _zcdp(self, leaf: ZCDPEvent) -> _Term:
+        return _Term(rdp_zcdp(leaf.rho, self.orders) + leaf.xi)
+
+    def _approx(self, leaf: ApproxDPEvent) -> _Term:
+        return _Term(approx=(leaf.epsilon, leaf.delta))
+
+    def _parallel(self, leaf: ParallelComposedEvent) -> _Term:
+        parts = [
+            [(_cached_term(self, sub), n) for sub, n in expand_events([part])]
+            for part in leaf.events
+        ]
+        if any(term.approx is not None for terms in parts for term, _ in terms):
+            raise UnsupportedEventError(
+                "The accountant does not support approximate (epsilon, delta) "
+                "events inside a ParallelComposedEvent."
+            )
+        curve = np.max([self._curve_of(terms) for terms in parts], axis=0)
+        pure = None
+        if all(term.pure_epsilon is not None for terms in parts for term, _ in terms):
+            pure = max(
+                math.fsum(term.pure_epsilon * n for term, n in terms) for terms in parts
+            )
+        return _Term(curve, pure_epsilon=pure)
 
     def _repeated_term(self, event: RepeatedRandomStoppingEvent) -> _Term:
         base_terms = [
@@ -269,6 +321,7 @@ class RDPAccountant(Accountant):
     def extend(self, state: _RDPState, events: Sequence[PrivacyEvent]) -> _RDPState:
         pure, approx_eps, approx_delta = [], [], []
         precisions: list[float] = []
+        shifts: list[float] = []
         pure_curve, other_curve = state.pure_curve, state.other_curve
         n_other, all_gaussian = state.n_other, state.all_gaussian
         terms = [(_cached_term(self, leaf), n) for leaf, n in expand_events(events)]
@@ -286,11 +339,13 @@ class RDPAccountant(Accountant):
                     all_gaussian = False
                 else:
                     precisions.append(count * term.gaussian_precision)
+                    shifts.append(count * term.gaussian_shift)
         return _RDPState(
             state.pure_epsilons + tuple(pure),
             state.approx_epsilons + tuple(approx_eps),
             state.approx_deltas + tuple(approx_delta),
             state.gaussian_precisions + tuple(precisions),
+            state.gaussian_shifts + tuple(shifts),
             pure_curve,
             other_curve,
             n_other,
@@ -319,8 +374,10 @@ class RDPAccountant(Accountant):
             )
         if state.all_gaussian:
             s = math.fsum(state.gaussian_precisions) ** -0.5
-            candidates["basic+gaussian"] = eps_pure + gaussian_epsilon(
-                s, delta_available
+            candidates["basic+gaussian"] = (
+                eps_pure
+                + gaussian_epsilon(s, delta_available)
+                + math.fsum(state.gaussian_shifts)
             )
         if state.approx_epsilons:  # added by basic composition
             candidates = {
@@ -329,6 +386,23 @@ class RDPAccountant(Accountant):
             }
         method = min(candidates, key=candidates.get)
         return CompositionReport(candidates[method], float(delta), method, candidates)
+
+
+#: The one dispatch of RDPAccountant: exact event class -> its term.
+_RDP_HANDLERS = {
+    PureDPEvent: RDPAccountant._pure,
+    LaplaceEvent: RDPAccountant._pure,
+    DiscreteLaplaceEvent: RDPAccountant._pure,
+    ExponentialMechanismEvent: RDPAccountant._exponential,
+    GaussianEvent: RDPAccountant._gaussian,
+    DiscreteGaussianEvent: RDPAccountant._gaussian,
+    PoissonSubsampledGaussianEvent: RDPAccountant._subsampled,
+    PoissonSubsampledDiscreteGaussianEvent: RDPAccountant._subsampled,
+    ZCDPEvent: RDPAccountant._zcdp,
+    RepeatedRandomStoppingEvent: RDPAccountant._repeated_term,
+    ApproxDPEvent: RDPAccountant._approx,
+    ParallelComposedEvent: RDPAccountant._parallel,
+}
 
 
 @dataclass(frozen=True, eq=False)

@@ -19,13 +19,25 @@ import abc
 import dataclasses
 import enum
 import functools
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._events import ComposedEvent, PrivacyEvent, SelfComposedEvent
+from ._events import (
+    ComposedEvent,
+    DiscreteLaplaceEvent,
+    ExponentialMechanismEvent,
+    LaplaceEvent,
+    ParallelComposedEvent,
+    PrivacyEvent,
+    PureDPEvent,
+    RepeatedRandomStoppingEvent,
+    SelfComposedEvent,
+)
+from ._repetition import epsilon_repeated_truncated_negative_binomial
 
 __all__ = [
     "Accountant",
@@ -33,6 +45,7 @@ __all__ = [
     "NeighbouringRelation",
     "expand_events",
     "flatten_events",
+    "pure_epsilon",
 ]
 
 
@@ -158,6 +171,55 @@ def expand_events(events: Iterable[PrivacyEvent]) -> list[tuple[PrivacyEvent, in
     for event in events:
         walk(event, 1)
     return list(counts.items())
+
+
+def pure_epsilon(events: Iterable[PrivacyEvent]) -> float | None:
+    """Total epsilon of ``events`` if every leaf is pure DP, else ``None``.
+
+    Pure leaves are the classes whose privacy loss is bounded by their
+    ``epsilon`` (:class:`PureDPEvent`, :class:`LaplaceEvent`,
+    :class:`DiscreteLaplaceEvent`, :class:`ExponentialMechanismEvent`), a
+    :class:`ParallelComposedEvent` of pure parts (the largest part), and
+    random stopping over pure events with a truncated negative binomial law
+    (``(2 + eta)`` times the base; Papernot & Steinke 2022, Theorem 2).
+    Dispatch is on the exact class: an unknown subclass is not pure here.
+
+    Examples
+    --------
+    >>> from skdp.accounting import GaussianEvent, LaplaceEvent
+    >>> from skdp.accounting._composition import pure_epsilon
+    >>> pure_epsilon([LaplaceEvent(0.25), LaplaceEvent(0.5)])
+    0.75
+    >>> pure_epsilon([LaplaceEvent(0.25), GaussianEvent(2.0)]) is None
+    True
+    """
+    total = []
+    for leaf, count in expand_events(events):
+        kind = type(leaf)
+        if kind in (
+            PureDPEvent,
+            LaplaceEvent,
+            DiscreteLaplaceEvent,
+            ExponentialMechanismEvent,
+        ):
+            value = leaf.epsilon
+        elif kind is ParallelComposedEvent:
+            parts = [pure_epsilon([part]) for part in leaf.events]
+            if any(part is None for part in parts):
+                return None
+            value = max(parts)
+        elif (
+            kind is RepeatedRandomStoppingEvent
+            and leaf.distribution == "truncated_negative_binomial"
+        ):
+            base = pure_epsilon([leaf.base_event])
+            if base is None:
+                return None
+            value = epsilon_repeated_truncated_negative_binomial(base, leaf.shape)
+        else:
+            return None
+        total.append(count * value)
+    return math.fsum(total)
 
 
 def flatten_events(events: Iterable[PrivacyEvent]) -> list[PrivacyEvent]:

@@ -69,6 +69,7 @@ from scipy import fft, signal, special, stats
 __all__ = [
     "PrivacyLossDistribution",
     "pld_approximate_dp",
+    "pld_discrete_laplace",
     "pld_gaussian",
     "pld_laplace",
     "pld_poisson_subsampled_gaussian",
@@ -450,11 +451,16 @@ class PrivacyLossDistribution:
     the pairs it was built from.
     """
 
-    __slots__ = ("_add", "_remove")
+    __slots__ = ("_add", "_remove", "_shift")
 
-    def __init__(self, remove: _PMF, add: _PMF | None = None) -> None:
+    def __init__(
+        self, remove: _PMF, add: _PMF | None = None, shift: float = 0.0
+    ) -> None:
         self._remove = remove
         self._add = add
+        # Every loss is raised by this much on top of its grid point (see
+        # shifted); kept exactly instead of being rounded to the grid.
+        self._shift = float(shift)
 
     @property
     def interval(self) -> float:
@@ -520,10 +526,11 @@ class PrivacyLossDistribution:
             else:
                 b = b._coarsened(factor)
         remove = _convolve(a._remove, b._remove, tail_mass)
+        shift = a._shift + b._shift
         if a._add is None and b._add is None:
-            return PrivacyLossDistribution(remove)
+            return PrivacyLossDistribution(remove, shift=shift)
         add = _convolve(a._other(a._add), b._other(b._add), tail_mass)
-        return PrivacyLossDistribution(remove, add)
+        return PrivacyLossDistribution(remove, add, shift)
 
     def self_compose(
         self, count: int, *, tail_mass: float = DEFAULT_TAIL_MASS
@@ -533,10 +540,11 @@ class PrivacyLossDistribution:
         if count < 1:
             raise ValueError(f"count must be >= 1, got {count!r}.")
         remove = _self_convolve(self._remove, count, tail_mass)
+        shift = count * self._shift
         if self._add is None:
-            return PrivacyLossDistribution(remove)
+            return PrivacyLossDistribution(remove, shift=shift)
         return PrivacyLossDistribution(
-            remove, _self_convolve(self._add, count, tail_mass)
+            remove, _self_convolve(self._add, count, tail_mass), shift
         )
 
     def _coarsened(self, factor: int) -> PrivacyLossDistribution:
@@ -544,18 +552,39 @@ class PrivacyLossDistribution:
             return self
         remove = _coarsen(self._remove, factor)
         add = None if self._add is None else _coarsen(self._add, factor)
-        return PrivacyLossDistribution(remove, add)
+        return PrivacyLossDistribution(remove, add, self._shift)
 
     def epsilon_for_delta(self, delta: float) -> float:
         """Smallest ``epsilon >= 0`` with hockey-stick divergence <= ``delta``.
 
         ``inf`` when the mass at ``+inf`` exceeds ``delta``.
         """
-        return max(_epsilon_for_delta(pmf, float(delta)) for pmf in self._pmfs())
+        on_grid = max(_epsilon_for_delta(pmf, float(delta)) for pmf in self._pmfs())
+        return on_grid + self._shift
 
     def delta_for_epsilon(self, epsilon: float) -> float:
         """Hockey-stick divergence at ``epsilon`` (the smallest valid delta)."""
-        return max(_delta_for_epsilon(pmf, float(epsilon)) for pmf in self._pmfs())
+        epsilon = float(epsilon) - self._shift
+        return max(_delta_for_epsilon(pmf, epsilon) for pmf in self._pmfs())
+
+    def shifted(self, shift: float) -> PrivacyLossDistribution:
+        """The PLD of the losses raised by ``shift >= 0``.
+
+        The pair ``(P, Q_shift)`` whose ``Q_shift`` is ``e**-shift Q`` plus
+        an atom of mass ``1 - e**-shift`` that ``P`` never produces: a valid
+        pair whose loss under ``P`` is the old loss plus ``shift``. It
+        dominates every pair whose loss is at most the old one plus
+        ``shift`` pointwise (the hockey-stick divergence
+        ``E_P[(1 - exp(epsilon - L))_+]`` increases with ``L``). The shift is
+        kept exactly (not rounded to the grid) and adds up under
+        composition: ``epsilon_for_delta`` grows by exactly ``shift``.
+        """
+        shift = float(shift)
+        if not (math.isfinite(shift) and shift >= 0):
+            raise ValueError(f"shift must be finite and >= 0, got {shift!r}.")
+        if shift == 0:
+            return self
+        return PrivacyLossDistribution(self._remove, self._add, self._shift + shift)
 
     def __repr__(self):
         kind = "symmetric" if self._add is None else "asymmetric"
@@ -768,6 +797,90 @@ def pld_laplace(
 
     def log_masses(e):
         return log_tail_p(e), log_tail_q(e), log_head_p(e), log_head_q(e)
+
+    pmf = _connect_the_dots(log_masses, -eps, eps, interval)
+    return PrivacyLossDistribution(pmf)
+
+
+def pld_discrete_laplace(
+    noise_scale: float, sensitivity: int, interval: float = DEFAULT_INTERVAL
+) -> PrivacyLossDistribution:
+    """PLD of the discrete Laplace mechanism with an integer shift.
+
+    Parameters
+    ----------
+    noise_scale : float
+        ``t > 0``: the noise ``Z`` has ``P(Z = z)`` proportional to
+        ``exp(-|z| / t)`` on the integers.
+    sensitivity : int
+        ``k >= 1``: the pair is ``P = Z`` against ``Q = Z + k``.
+    interval : float, default=1e-4
+
+    Returns
+    -------
+    pld : PrivacyLossDistribution
+
+    Notes
+    -----
+    With ``r = exp(-1/t)``, ``P(Z <= m) = r**-m / (1 + r)`` for ``m <= 0``
+    and ``1 - r**(m + 1) / (1 + r)`` for ``m >= 0``. The loss
+    ``(|x - k| - |x|) / t`` decreases in ``x``, from ``eps = k / t`` (for
+    ``x <= 0``) to ``-eps`` (for ``x >= k``) in steps of ``2 / t``, so
+    ``P(L > e) = P(Z <= m(e))`` and ``Q(L > e) = P(Z <= m(e) - k)`` with
+    ``m(e) = ceil((k - e t) / 2) - 1``: exact tails, discretised by connect
+    the dots like every other mechanism here. For ``k = 1`` this is
+    randomised response with parameter ``eps``. The pair is symmetric
+    (reflect ``x`` to ``k - x``).
+
+    Examples
+    --------
+    >>> from skdp.accounting._pld import pld_discrete_laplace, pld_pure_dp
+    >>> count = pld_discrete_laplace(1.0, 1)  # a count at epsilon = 1
+    >>> rr = pld_pure_dp(1.0)
+    >>> abs(count.delta_for_epsilon(0.5) - rr.delta_for_epsilon(0.5)) < 1e-9
+    True
+    """
+    interval = _check_interval(interval)
+    t = float(noise_scale)
+    if not (math.isfinite(t) and t > 0):
+        raise ValueError(f"noise_scale must be finite and > 0, got {t!r}.")
+    k = int(sensitivity)
+    if k < 1 or k != sensitivity:
+        raise ValueError(f"sensitivity must be an integer >= 1, got {sensitivity!r}.")
+    eps = k / t
+    log_r = -1.0 / t
+    log_norm = np.logaddexp(0.0, log_r)  # log(1 + r)
+
+    def log_cdf(m):
+        """log P(Z <= m) for integer arrays m."""
+        m = np.asarray(m, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            low = -np.abs(m) / t - log_norm
+            high = np.log1p(-np.exp((m + 1.0) * log_r - log_norm))
+        return np.where(m <= 0, low, high)
+
+    def log_sf(m):
+        """log P(Z > m) = log P(Z <= -m - 1) by symmetry."""
+        return log_cdf(-np.asarray(m, dtype=float) - 1.0)
+
+    def threshold(e):
+        # Largest integer x with (k - 2x) / t > e; the loss is constant
+        # outside [0, k], so clip to [-1, k] (x <= -1: L = eps > e
+        # whenever e < eps; x = k: L = -eps).
+        e = np.asarray(e, dtype=float)
+        m = np.ceil((k - e * t) / 2.0) - 1.0
+        m = np.where(e >= eps, -np.inf, np.where(e < -eps, np.inf, m))
+        return m
+
+    def log_masses(e):
+        m = threshold(e)
+        finite = np.isfinite(m)
+        safe = np.where(finite, m, 0.0)
+        tail_p = np.where(finite, log_cdf(safe), np.where(m > 0, 0.0, -np.inf))
+        tail_q = np.where(finite, log_cdf(safe - k), np.where(m > 0, 0.0, -np.inf))
+        head_p = np.where(finite, log_sf(safe), np.where(m > 0, -np.inf, 0.0))
+        head_q = np.where(finite, log_sf(safe - k), np.where(m > 0, -np.inf, 0.0))
+        return tail_p, tail_q, head_p, head_q
 
     pmf = _connect_the_dots(log_masses, -eps, eps, interval)
     return PrivacyLossDistribution(pmf)

@@ -14,13 +14,18 @@ from ._composition import (
     NeighbouringRelation,
     UnsupportedEventError,
     expand_events,
+    pure_epsilon,
     unlabelled,
 )
 from ._events import (
     ApproxDPEvent,
+    DiscreteGaussianEvent,
+    DiscreteLaplaceEvent,
     ExponentialMechanismEvent,
     GaussianEvent,
     LaplaceEvent,
+    ParallelComposedEvent,
+    PoissonSubsampledDiscreteGaussianEvent,
     PoissonSubsampledGaussianEvent,
     PrivacyEvent,
     PureDPEvent,
@@ -31,6 +36,7 @@ from ._pld import (
     DEFAULT_TAIL_MASS,
     PrivacyLossDistribution,
     pld_approximate_dp,
+    pld_discrete_laplace,
     pld_gaussian,
     pld_laplace,
     pld_poisson_subsampled_gaussian,
@@ -183,80 +189,113 @@ class PLDAccountant(Accountant):
         )
 
     # -- one event -----------------------------------------------------------
-    def _leaf(self, leaf: PrivacyEvent, count: int) -> PrivacyLossDistribution | float:
-        """PLD of ``count`` runs of ``leaf``, or the precision of a Gaussian.
+    def _leaf(self, leaf: PrivacyEvent, count: int) -> PrivacyLossDistribution | _Gauss:
+        """PLD of ``count`` runs of ``leaf``, or a Gaussian part to merge.
 
-        The one dispatch on event types of this accountant. A Gaussian
-        mechanism is returned as its precision ``count / s**2`` so that all
-        of them merge into one exact Gaussian.
+        The one dispatch on event types of this accountant, on the exact
+        class of ``leaf`` (a subclass it does not know is refused, never
+        accounted as its parent). Gaussian mechanisms are returned as a
+        :class:`_Gauss` (precision ``count / s**2`` and the lattice shift of
+        discrete ones) so that all of them merge into one exact Gaussian.
         """
-        h = self.value_discretization_interval
-        replace = self.neighbouring_relation is NeighbouringRelation.REPLACE_ONE
-        match leaf:
-            case GaussianEvent(noise_multiplier=s):
-                return count / s**2
-            case PoissonSubsampledGaussianEvent(
-                sampling_rate=q, noise_multiplier=s, steps=steps
-            ):
-                if q == 1.0:
-                    return count * steps * (2.0 / s if replace else 1.0 / s) ** 2
-                step = pld_poisson_subsampled_gaussian(
-                    q, s, self.neighbouring_relation.value, h
-                )
-                return step.self_compose(count * steps, tail_mass=self.tail_mass)
-            case LaplaceEvent(epsilon=eps):
-                one = pld_laplace(eps, h)
-                return one.self_compose(count, tail_mass=self.tail_mass)
-            case ExponentialMechanismEvent(epsilon=eps) | PureDPEvent(epsilon=eps):
-                return pld_pure_dp(eps, count, h)
-            case ApproxDPEvent(epsilon=eps, delta=delta):
-                return pld_approximate_dp(eps, delta, count, h)
-            case RepeatedRandomStoppingEvent(
-                distribution="truncated_negative_binomial", shape=shape
-            ) if (pure := self._pure_epsilon(leaf.base_event)) is not None:
-                eps = epsilon_repeated_truncated_negative_binomial(pure, shape)
-                return pld_pure_dp(eps, count, h)
-        raise UnsupportedEventError(
-            f"The PLD accountant does not support {type(leaf).__name__}."
+        handler = _PLD_HANDLERS.get(type(leaf))
+        if handler is None:
+            raise UnsupportedEventError(
+                f"The PLD accountant does not support {type(leaf).__name__}."
+            )
+        result = handler(self, leaf, count)
+        if result is None:
+            raise UnsupportedEventError(
+                f"The PLD accountant does not support this {type(leaf).__name__}."
+            )
+        return result
+
+    @property
+    def _replace(self) -> bool:
+        return self.neighbouring_relation is NeighbouringRelation.REPLACE_ONE
+
+    def _gaussian(self, leaf, count):
+        shift = getattr(leaf, "lattice_shift", 0.0)
+        return _Gauss(count / leaf.noise_multiplier**2, count * shift)
+
+    def _subsampled(self, leaf, count):
+        q, s, steps = leaf.sampling_rate, leaf.noise_multiplier, leaf.steps
+        shift = count * steps * getattr(leaf, "lattice_shift", 0.0)
+        if q == 1.0:
+            # One Gaussian mechanism per step: replacing a row moves the sum
+            # by 2C (the row's +C becomes -C), adding or removing one by C.
+            return _Gauss(
+                count * steps * (2.0 / s if self._replace else 1.0 / s) ** 2, shift
+            )
+        step = pld_poisson_subsampled_gaussian(
+            q, s, self.neighbouring_relation.value, self.value_discretization_interval
         )
+        return step.self_compose(count * steps, tail_mass=self.tail_mass).shifted(shift)
+
+    def _laplace(self, leaf: LaplaceEvent, count):
+        one = pld_laplace(leaf.epsilon, self.value_discretization_interval)
+        return one.self_compose(count, tail_mass=self.tail_mass)
+
+    def _discrete_laplace(self, leaf: DiscreteLaplaceEvent, count):
+        one = pld_discrete_laplace(
+            leaf.noise_scale, leaf.sensitivity, self.value_discretization_interval
+        )
+        return one.self_compose(count, tail_mass=self.tail_mass)
+
+    def _pure(self, leaf, count):
+        return pld_pure_dp(leaf.epsilon, count, self.value_discretization_interval)
+
+    def _approx(self, leaf: ApproxDPEvent, count):
+        return pld_approximate_dp(
+            leaf.epsilon, leaf.delta, count, self.value_discretization_interval
+        )
+
+    def _repeated(self, leaf: RepeatedRandomStoppingEvent, count):
+        if leaf.distribution != "truncated_negative_binomial":
+            return None
+        pure = pure_epsilon([leaf.base_event])
+        if pure is None:
+            return None
+        eps = epsilon_repeated_truncated_negative_binomial(pure, leaf.shape)
+        return pld_pure_dp(eps, count, self.value_discretization_interval)
+
+    def _parallel(self, leaf: ParallelComposedEvent, count):
+        # Only pure parts are supported: the most expensive part's
+        # randomised response dominates every part. For other parts no
+        # single pair is known to dominate them all.
+        pure = max(
+            (pure_epsilon([part]) for part in leaf.events),
+            key=lambda value: math.inf if value is None else value,
+        )
+        if pure is None:
+            return None
+        return pld_pure_dp(pure, count, self.value_discretization_interval)
 
     def _boxed_leaf(self, leaf: PrivacyEvent, count: int) -> _Boxed:
         return _Boxed(self._leaf(leaf, count))
 
-    @staticmethod
-    def _pure_epsilon(event: PrivacyEvent) -> float | None:
-        """Sum of the epsilons if every leaf of ``event`` is pure, else None."""
-        total = 0.0
-        for leaf, count in expand_events([event]):
-            if not isinstance(leaf, PureDPEvent):
-                return None
-            total += count * leaf.epsilon
-        return total
-
     def _batch(self, events: Sequence[PrivacyEvent]) -> PrivacyLossDistribution | None:
         """PLD of ``events`` composed (``None`` if they reveal nothing)."""
         parts: list[PrivacyLossDistribution] = []
-        precision = 0.0
+        precision, shift = 0.0, 0.0
         for leaf, count in expand_events(events):
             value = _CACHE.get_or_compute(
                 (self._config(), leaf, count),
                 functools.partial(self._boxed_leaf, leaf, count),
             ).value
-            if isinstance(value, float):
-                precision += value
+            if isinstance(value, _Gauss):
+                precision += value.precision
+                shift += value.shift
             else:
                 parts.append(value)
         if precision > 0:
-            parts.append(
-                _CACHE.get_or_compute(
-                    (self._config(), "gaussian", precision),
-                    lambda: _Boxed(
-                        pld_gaussian(
-                            precision**-0.5, self.value_discretization_interval
-                        )
-                    ),
-                ).value
-            )
+            gaussian = _CACHE.get_or_compute(
+                (self._config(), "gaussian", precision),
+                lambda: _Boxed(
+                    pld_gaussian(precision**-0.5, self.value_discretization_interval)
+                ),
+            ).value
+            parts.append(gaussian.shifted(shift))
         if not parts:
             return None
         parts.sort(key=lambda pld: pld.size)
@@ -322,6 +361,31 @@ class PLDAccountant(Accountant):
             return CompositionReport(0.0, 0.0, "pld", {"pld": 0.0})
         epsilon = state.pld.epsilon_for_delta(delta)
         return CompositionReport(epsilon, delta, "pld", {"pld": epsilon})
+
+
+@dataclass(frozen=True)
+class _Gauss:
+    """Gaussian mechanisms to merge: ``sum s**-2`` and the summed lattice shift."""
+
+    precision: float
+    shift: float = 0.0
+    nbytes: int = 64
+
+
+#: The one dispatch of PLDAccountant: exact event class -> its PLD.
+_PLD_HANDLERS = {
+    GaussianEvent: PLDAccountant._gaussian,
+    DiscreteGaussianEvent: PLDAccountant._gaussian,
+    PoissonSubsampledGaussianEvent: PLDAccountant._subsampled,
+    PoissonSubsampledDiscreteGaussianEvent: PLDAccountant._subsampled,
+    LaplaceEvent: PLDAccountant._laplace,
+    DiscreteLaplaceEvent: PLDAccountant._discrete_laplace,
+    PureDPEvent: PLDAccountant._pure,
+    ExponentialMechanismEvent: PLDAccountant._pure,
+    ApproxDPEvent: PLDAccountant._approx,
+    RepeatedRandomStoppingEvent: PLDAccountant._repeated,
+    ParallelComposedEvent: PLDAccountant._parallel,
+}
 
 
 class _Boxed:

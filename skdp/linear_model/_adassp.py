@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..accounting._analytic_gaussian import gaussian_noise_multiplier
 from ..accounting._events import ComposedEvent
 from ..mechanisms import NoisePlan, add_noise, plan_gaussian
+from ..mechanisms._additive import grid_gaussian_noise_multiplier
 from ..utils._feasibility import check_magnitudes, check_memory
 
 __all__ = ["AdaSSPPlan", "plan_adassp", "run_adassp"]
@@ -136,10 +136,12 @@ def plan_adassp(
     # s_i = s / sqrt(w_i).
     if eigenvalue_share is None:
         eigenvalue_share = EIGENVALUE_SHARE
-    total = gaussian_noise_multiplier(epsilon, delta) * (1 + 1e-10)
     shares = (eigenvalue_share, (1 - eigenvalue_share) / 2, (1 - eigenvalue_share) / 2)
-    multipliers = [total / math.sqrt(w) for w in shares]
     d = int(n_features)
+    total = grid_gaussian_noise_multiplier(
+        epsilon, delta, (1, d * (d + 1) // 2, d), shares
+    )
+    multipliers = [total / math.sqrt(w) for w in shares]
     check_magnitudes("AdaSSP", **{"R**2": row_norm**2, "R T": row_norm * target_bound})
     # The released Gram matrix is dense (noise on every entry) whether or
     # not Z is sparse: a 100,000-column TF-IDF matrix would need 480 GB, so

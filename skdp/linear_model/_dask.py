@@ -58,7 +58,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..accounting._calibration import calibrate_parameter
-from ..accounting._events import GaussianEvent, SelfComposedEvent
+from ..accounting._events import SelfComposedEvent
 from ..mechanisms import NoisePlan, add_noise, plan_gaussian
 from ..utils._dask import as_row_blocks, sum_over_row_blocks
 from ..utils._privacy import warn_data_derived
@@ -706,8 +706,12 @@ def plan_full_batch_gd(
         clip = row_norm * math.sqrt(n_models) * shape.clip_scale
     clip = float(clip)
 
+    size = n_models * n_features
+
     def event(multiplier):
-        return SelfComposedEvent(GaussianEvent(multiplier), steps)
+        # The discrete Gaussian that runs (sensitivity 2c: replace one row).
+        grid = plan_gaussian(2.0 * clip, size, noise_multiplier=multiplier).event
+        return SelfComposedEvent(grid, steps)
 
     noise_multiplier = calibrate_parameter(
         event,

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import helmert
 
-from ..accounting._analytic_gaussian import gaussian_noise_multiplier
-from ..accounting._events import GaussianEvent, PrivacyEvent, PureDPEvent
+from ..accounting._events import PrivacyEvent
 from ..mechanisms import NoisePlan, add_noise, plan_gaussian, plan_l2_vector
 from ..utils._random import check_random_source
 from ._feasibility import check_magnitudes, check_solver
@@ -24,7 +23,6 @@ from ._newton import SolverPlan, plan_solver, solve
 
 __all__ = [
     "OutputPlan",
-    "output_event",
     "output_perturbation",
     "output_sensitivity",
     "plan_output",
@@ -209,22 +207,6 @@ def _noise_plan(sensitivity, size, epsilon, delta) -> NoisePlan:
     return plan_l2_vector(sensitivity, epsilon, size)
 
 
-def output_event(epsilon: float, delta: float):
-    """The event output perturbation spends: pure, or Gaussian when delta > 0.
-
-    Examples
-    --------
-    >>> from skdp.linear_model._output import output_event
-    >>> output_event(1.0, 0.0)
-    PureDPEvent(label='', epsilon=1.0)
-    >>> round(output_event(1.0, 1e-5).noise_multiplier, 3)
-    3.731
-    """
-    if delta > 0:
-        return GaussianEvent(gaussian_noise_multiplier(epsilon, delta))
-    return PureDPEvent(epsilon)
-
-
 def output_perturbation(coef, *, epsilon, delta, C, row_norm, source):
     """Add noise to the exact minimiser ``coef``.
 
@@ -244,8 +226,9 @@ def output_perturbation(coef, *, epsilon, delta, C, row_norm, source):
     Returns
     -------
     noisy_coef : ndarray, same shape as ``coef``
-    event : PureDPEvent or GaussianEvent
-        Equal to ``output_event(epsilon, delta)``.
+    event : PureDPEvent or DiscreteGaussianEvent
+        The noise plan's event: the L2 vector mechanism (pure) when
+        ``delta == 0``, the discrete Gaussian on the grid otherwise.
 
     Notes
     -----

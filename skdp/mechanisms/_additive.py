@@ -26,10 +26,17 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..accounting._analytic_gaussian import gaussian_noise_multiplier
-from ..accounting._events import GaussianEvent, LaplaceEvent, PrivacyEvent, PureDPEvent
+from ..accounting._events import (
+    DiscreteGaussianEvent,
+    DiscreteLaplaceEvent,
+    PoissonSubsampledDiscreteGaussianEvent,
+    PrivacyEvent,
+    PureDPEvent,
+)
 from ..utils._random import RandomSource, RandomStateLike, check_random_source
 from ._samplers import (
     _MAX_GRID_INDEX,
+    GRID_BITS,
     grid_spacing,
     round_to_grid,
     sample_discrete_gaussian,
@@ -169,18 +176,27 @@ def plan_laplace(
     Returns
     -------
     plan : NoisePlan
-        ``kind="laplace"``, event ``LaplaceEvent(epsilon)``; ``scale`` is
-        :math:`(\Delta_1 + d\gamma) / (\varepsilon\gamma)` grid steps for
-        :math:`d` = ``size`` coordinates on a grid of spacing :math:`\gamma`
-        (see :func:`laplace_mechanism`), or :math:`\Delta_1 / \varepsilon`
-        with :math:`\gamma = 1` when ``integer``.
+        ``kind="laplace"``; ``scale`` is
+        :math:`t = (\Delta_1 + d\gamma) / (\varepsilon\gamma)` grid steps
+        for :math:`d` = ``size`` coordinates on a grid of spacing
+        :math:`\gamma` (see :func:`laplace_mechanism`), or
+        :math:`\Delta_1 / \varepsilon` with :math:`\gamma = 1` when
+        ``integer``; event ``DiscreteLaplaceEvent(t, k)`` with :math:`k =
+        \lfloor \Delta_1 / \gamma + d \rfloor` (or :math:`\Delta_1`
+        when ``integer``), the largest L1 distance in grid steps between
+        neighbours' rounded values, so that its epsilon :math:`k / t` is
+        at most ``epsilon``.
 
     Examples
     --------
     >>> from skdp.mechanisms import plan_laplace
     >>> plan = plan_laplace(1.0, 0.5, size=3)
-    >>> plan.event, plan.gamma == 2.0**-31
-    (LaplaceEvent(label='', epsilon=0.5), True)
+    >>> plan.gamma == 2.0**-31, plan.event.sensitivity == 2**31 + 3
+    (True, True)
+    >>> bool(plan.event.epsilon <= 0.5)
+    True
+    >>> plan_laplace(1, 0.5, size=1, integer=True).event  # a count
+    DiscreteLaplaceEvent(label='', noise_scale=2.0, sensitivity=1)
     """
     sensitivity = _check_positive("sensitivity", sensitivity)
     epsilon = _check_positive("epsilon", epsilon)
@@ -201,14 +217,17 @@ def plan_laplace(
                 "that the integer grid carries exactly."
             )
         gamma, scale = 1.0, sensitivity / epsilon
+        steps = int(sensitivity)
     else:
         gamma = grid_spacing(sensitivity / epsilon)
         if magnitude is not None and magnitude / gamma > _MAX_GRID_INDEX:
             gamma = 2.0 ** math.ceil(math.log2(magnitude / _MAX_GRID_INDEX))
         scale = (sensitivity + size * gamma) / (epsilon * gamma)
-    return NoisePlan(
-        "laplace", size, sensitivity, gamma, scale, LaplaceEvent(epsilon, label=label)
-    )
+        # Rounding moves each coordinate that differs by at most one step:
+        # the integer indices differ by at most sensitivity / gamma + size.
+        steps = math.floor(sensitivity / gamma + size)
+    event = DiscreteLaplaceEvent(scale, steps, label=label)
+    return NoisePlan("laplace", size, sensitivity, gamma, scale, event)
 
 
 def plan_gaussian(
@@ -228,18 +247,21 @@ def plan_gaussian(
     Returns
     -------
     plan : NoisePlan
-        ``kind="gaussian"``, event ``GaussianEvent(noise_multiplier)``;
-        ``scale`` is the discrete Gaussian's sigma in grid steps,
-        :math:`s\,(\Delta_2 + \sqrt{d}\,\gamma) / \gamma` for the noise
-        multiplier :math:`s`, L2 sensitivity :math:`\Delta_2`, :math:`d` =
-        ``size`` coordinates and grid spacing :math:`\gamma`.
+        ``kind="gaussian"``; ``scale`` is the discrete Gaussian's sigma in
+        grid steps, :math:`\sigma = s K` with :math:`K = \Delta_2 / \gamma
+        + \sqrt{d}` (the L2 distance in grid steps between neighbours'
+        rounded values) for the noise multiplier :math:`s`, L2 sensitivity
+        :math:`\Delta_2`, :math:`d` = ``size`` coordinates and grid spacing
+        :math:`\gamma`; event ``DiscreteGaussianEvent(sigma, K, sqrt(d)
+        K)``. Given ``epsilon`` and ``delta``, :math:`s` is calibrated so
+        that the event, lattice shift included, is within them.
 
     Examples
     --------
     >>> from skdp.mechanisms import plan_gaussian
     >>> plan = plan_gaussian(1.0, 2, noise_multiplier=2.0)
-    >>> plan.event
-    GaussianEvent(label='', noise_multiplier=2.0)
+    >>> type(plan.event).__name__, plan.event.noise_multiplier
+    ('DiscreteGaussianEvent', 2.0)
     """
     sensitivity = _check_positive("sensitivity", sensitivity)
     size = _check_size(size)
@@ -252,9 +274,7 @@ def plan_gaussian(
             raise ValueError(
                 f"delta must be in (0, 1) for Gaussian noise, got {delta!r}."
             )
-        # The calibration is a bisection accurate to ~1e-13 relative; a
-        # hair more noise keeps the exact epsilon at or below the target.
-        noise_multiplier = gaussian_noise_multiplier(epsilon, delta) * (1 + 1e-10)
+        noise_multiplier = grid_gaussian_noise_multiplier(epsilon, delta, (size,))
     else:
         if epsilon is not None or delta is not None:
             raise ValueError(
@@ -263,15 +283,134 @@ def plan_gaussian(
         noise_multiplier = _check_positive("noise_multiplier", noise_multiplier)
     _check_scale(noise_multiplier * sensitivity, "the Gaussian mechanism")
     gamma = grid_spacing(noise_multiplier * sensitivity)
-    scale = noise_multiplier * (sensitivity + math.sqrt(size) * gamma) / gamma
-    return NoisePlan(
-        "gaussian",
-        size,
-        sensitivity,
-        gamma,
-        scale,
-        GaussianEvent(noise_multiplier, label=label),
+    # Rounding to the grid moves the L2 distance of neighbours' indices by at
+    # most sqrt(size) steps (one per coordinate that differs).
+    steps = sensitivity / gamma + math.sqrt(size)
+    scale = noise_multiplier * steps
+    event = DiscreteGaussianEvent(
+        noise_multiplier, steps, math.sqrt(size) * steps, label=label
     )
+    return NoisePlan("gaussian", size, sensitivity, gamma, scale, event)
+
+
+def subsampled_gaussian_event(
+    noise: NoisePlan, sampling_rate: float, steps: int, *, label: str = ""
+) -> PoissonSubsampledDiscreteGaussianEvent:
+    """The event of ``steps`` rounds of ``noise`` on Poisson subsamples.
+
+    ``noise`` is a :func:`plan_gaussian` plan whose sensitivity is the bound
+    on one row's contribution to the summed value (DP-SGD's clipping norm):
+    the event carries its grid quantities (sigma, the L2 and L1 distance in
+    grid steps that adding one row makes to the rounded sum).
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import plan_gaussian
+    >>> from skdp.mechanisms._additive import subsampled_gaussian_event
+    >>> event = subsampled_gaussian_event(
+    ...     plan_gaussian(1.0, 3, noise_multiplier=1.5), 0.01, 200)
+    >>> event.noise_multiplier, event.steps
+    (1.5, 200)
+    """
+    if noise.kind != "gaussian":
+        raise ValueError(f"Expected a Gaussian noise plan, got {noise.kind!r}.")
+    grid = noise.event
+    return PoissonSubsampledDiscreteGaussianEvent(
+        sampling_rate,
+        grid.noise_multiplier,
+        grid.sensitivity,
+        grid.l1_sensitivity,
+        steps,
+        label=label,
+    )
+
+
+def grid_gaussian_noise_multiplier(
+    epsilon: float,
+    delta: float,
+    sizes: tuple[int, ...],
+    shares: tuple[float, ...] | None = None,
+) -> float:
+    """Multiplier ``s`` of Gaussian releases on grids within ``(epsilon, delta)``.
+
+    The releases are :func:`plan_gaussian` plans on ``sizes[i]``
+    coordinates with multipliers ``s / sqrt(shares[i])`` (shares of
+    ``s**-2`` summing to 1; one release of share 1 by default). Continuous
+    Gaussian mechanisms of these multipliers compose to one of multiplier
+    ``s`` (exactly, Balle & Wang 2018); the discrete ones add their lattice
+    shifts, at most ``sum_i lattice_shift_bound(s_i, sizes[i])``, which
+    shrink as ``s`` grows. So ``s`` is the analytic multiplier of
+    ``epsilon`` minus the shifts' bound at the analytic multiplier of
+    ``epsilon`` itself (a smaller ``s``, hence a larger bound), with a hair
+    more noise for the bisection's accuracy (1e-13 relative).
+
+    Examples
+    --------
+    >>> from skdp.accounting import gaussian_noise_multiplier
+    >>> from skdp.mechanisms._additive import grid_gaussian_noise_multiplier
+    >>> s = grid_gaussian_noise_multiplier(1.0, 1e-5, (100,))
+    >>> bool(0 < s / gaussian_noise_multiplier(1.0, 1e-5) - 1 < 1e-8)
+    True
+    """
+    shares = (1.0,) * len(sizes) if shares is None else tuple(shares)
+    first = gaussian_noise_multiplier(epsilon, delta)
+    room = epsilon - sum(
+        lattice_shift_bound(first / math.sqrt(w), size)
+        for w, size in zip(shares, sizes, strict=True)
+    )
+    if not room > 0:
+        raise ValueError(
+            f"epsilon={epsilon!r} is too small for Gaussian noise on a grid "
+            f"over {sum(sizes)} coordinates."
+        )
+    return gaussian_noise_multiplier(room, delta) * (1 + 1e-10)
+
+
+def worst_case_gaussian_event(
+    noise_multiplier: float, size: int, *, label: str = ""
+) -> DiscreteGaussianEvent:
+    """An event that covers every :func:`plan_gaussian` plan of at most ``size``.
+
+    For a release whose exact plan is not known when it is charged (a
+    table picked by a private selection), this is the discrete Gaussian
+    event with multiplier ``noise_multiplier`` and the largest lattice
+    shift any plan on at most ``size`` coordinates can have
+    (:func:`lattice_shift_bound`): the smallest sensitivity in grid steps a
+    plan can have, ``2**32 / s``, and the L1 bound of ``size`` coordinates.
+    The accountants read a discrete Gaussian event through its multiplier
+    and its lattice shift only, so it costs at least as much as each of
+    those plans' events.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import plan_gaussian
+    >>> from skdp.mechanisms._additive import worst_case_gaussian_event
+    >>> cover = worst_case_gaussian_event(2.0, 16)
+    >>> plan = plan_gaussian(1.4, 9, noise_multiplier=2.0)
+    >>> bool(cover.lattice_shift >= plan.event.lattice_shift)
+    True
+    """
+    steps = 2.0**GRID_BITS / noise_multiplier
+    return DiscreteGaussianEvent(
+        noise_multiplier, steps, math.sqrt(size) * steps, label=label
+    )
+
+
+def lattice_shift_bound(noise_multiplier: float, size: int) -> float:
+    """Upper bound on the lattice shift of a :func:`plan_gaussian` event.
+
+    ``DiscreteGaussianEvent.lattice_shift`` is ``2 sqrt(size) K / sigma**2
+    = 2 sqrt(size) / (s**2 K)`` with ``K >= 2**32 / s`` steps on skdp's
+    grids, hence at most ``2 sqrt(size) / (s 2**32)``, which decreases in
+    ``s``.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms._additive import lattice_shift_bound
+    >>> lattice_shift_bound(1.0, 4) == 4 / 2**32
+    True
+    """
+    return 2.0 * math.sqrt(size) / (noise_multiplier * 2.0**GRID_BITS)
 
 
 def plan_l2_vector(
@@ -416,8 +555,9 @@ def laplace_mechanism(
     -------
     noisy_value : float or ndarray
         Same shape as ``value``; every entry a multiple of the grid spacing.
-    event : LaplaceEvent
-        ``LaplaceEvent(epsilon)`` to charge.
+    event : DiscreteLaplaceEvent
+        What to charge: the discrete Laplace on the grid, at most
+        ``epsilon``-DP.
 
     Notes
     -----
@@ -441,8 +581,8 @@ def laplace_mechanism(
     >>> from skdp.mechanisms import laplace_mechanism
     >>> noisy, event = laplace_mechanism(10.0, sensitivity=1.0, epsilon=0.5,
     ...                                  random_state=0)
-    >>> event
-    LaplaceEvent(label='', epsilon=0.5)
+    >>> bool(event.epsilon <= 0.5)
+    True
     >>> abs(noisy - 10.0) < 40
     True
     """
@@ -485,9 +625,10 @@ def gaussian_mechanism(
     Returns
     -------
     noisy_value : float or ndarray
-    event : GaussianEvent
-        ``GaussianEvent(noise_multiplier)``; its exact (epsilon, delta)
-        profile is that of Balle & Wang (2018), Theorem 8.
+    event : DiscreteGaussianEvent
+        The discrete Gaussian on the grid; accounted as the Gaussian
+        mechanism's exact profile (Balle & Wang 2018, Theorem 8) with the
+        lattice shift added.
 
     Notes
     -----
@@ -509,10 +650,12 @@ def gaussian_mechanism(
     Implemented as the discrete Gaussian on a grid of spacing
     :math:`\gamma` (Canonne, Kamath & Steinke 2020, Algorithm 3), calibrated
     to the L2 sensitivity plus the rounding slack :math:`\sqrt{d}\,\gamma`
-    for :math:`d` coordinates. The discrete
-    Gaussian has the same zero-concentrated-DP guarantee as the continuous
-    one (ibid., Theorem 4), hence the same Renyi-DP curve used by the
-    accountant.
+    for :math:`d` coordinates. Its privacy loss is at most the continuous
+    Gaussian's plus the lattice shift
+    :math:`\eta = 2\sqrt{d}\,K / \sigma^2` (about
+    :math:`10^{-9}\sqrt{d}/s`; proof in
+    :class:`~skdp.accounting.DiscreteGaussianEvent`), which the event
+    carries and the calibration leaves room for.
 
     Examples
     --------

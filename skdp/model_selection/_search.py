@@ -20,8 +20,7 @@ from .._pipeline_check import step_privacy
 from ..accounting._budget import PrivacyBudget
 from ..accounting._calibration import calibrate_parameter
 from ..accounting._events import (
-    ComposedEvent,
-    LaplaceEvent,
+    ParallelComposedEvent,
     PrivacyEvent,
     RepeatedRandomStoppingEvent,
 )
@@ -179,9 +178,13 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         Share of the rows held out to score the trials, in (0, 1). The split
         is a uniformly random permutation, independent of the data (not
         stratified: stratifying would read the labels).
-    score_epsilon_fraction : float, default=0.2
-        Share of each trial's epsilon spent on the noisy validation score;
-        the rest is the ``epsilon`` the estimator trains with.
+    score_epsilon_fraction : float, default=1.0
+        Epsilon of each trial's noisy validation score, as a fraction of
+        the ``epsilon`` the estimator trains with. Training reads only the
+        training rows and the score only the validation rows, so a trial
+        costs the larger of the two (parallel composition), not their sum:
+        at 1.0 the score is as precise as the trial's budget allows, for
+        free.
     scoring : "accuracy" or callable, default="accuracy"
         ``"accuracy"``: the share of validation rows predicted exactly. A
         callable ``scoring(estimator, X, y)`` must return one score per
@@ -258,8 +261,11 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
     independent of the data); the number of trials is secret; only the
     best trial is released.
 
-    One trial is the composition :math:`Q` of its training event and its
-    Laplace event, with Renyi-DP curve :math:`\\varepsilon(\\lambda)`. With
+    One trial :math:`Q` is its training event on the training rows and its
+    Laplace event on the validation rows: a replaced row is in one of the
+    two parts, so :math:`Q`'s Renyi-DP curve
+    :math:`\\varepsilon(\\lambda)` is the larger of theirs at each order
+    (parallel composition, :class:`~skdp.accounting.ParallelComposedEvent`). With
     :math:`K` truncated negative binomial of shape :math:`\\eta` and
     parameter :math:`\\gamma`, releasing the best of :math:`K` runs of
     :math:`Q` is :math:`(\\lambda, \\varepsilon')`-RDP with
@@ -373,7 +379,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         "mean_trials": [Interval(Real, 0, None, closed="neither")],
         "shape": [Interval(Real, -1, None, closed="neither")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "score_epsilon_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "score_epsilon_fraction": [Interval(Real, 0, 1, closed="right")],
         "scoring": [StrOptions({"accuracy"}), callable],
         "random_state": ["random_state"],
         "budget": [PrivacyBudget, None],
@@ -392,7 +398,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         mean_trials: float = 10.0,
         shape: float = 0.0,
         validation_fraction: float = 0.2,
-        score_epsilon_fraction: float = 0.2,
+        score_epsilon_fraction: float = 1.0,
         scoring: Literal["accuracy"] | Callable[..., ArrayLike] = "accuracy",
         random_state: int | np.random.RandomState | None = None,
         budget: PrivacyBudget | None = None,
@@ -571,7 +577,9 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
                     trial = clone(final).set_params(**{key[len(param_prefix) :]: value})
                     trial._validate_params()
 
-    def _calibrate(self, final, param_prefix, reference, X, y, accountant, law):
+    def _calibrate(
+        self, final, param_prefix, reference, X, y, accountant, law, n_validation
+    ):
         """Largest per-trial epsilon whose search costs at most ``epsilon``.
 
         :func:`~skdp.accounting.calibrate_parameter` with the budget's
@@ -591,12 +599,14 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
                     final,
                     param_prefix,
                     reference,
-                    (1.0 - score_share) * trial_total,
+                    trial_total,
                     X,
                     y,
                 )
                 train = _strip_label(plan.event)
-                base = ComposedEvent((train, LaplaceEvent(score_share * trial_total)))
+                score = plan_laplace(1.0 / n_validation, score_share * trial_total, 1)
+                # Training and score read disjoint rows (a public split).
+                base = ParallelComposedEvent((train, score.event))
                 planned[trial_total] = (
                     train,
                     RepeatedRandomStoppingEvent(base, **law),
@@ -687,8 +697,9 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
             data["y_train"],
             accountant,
             law,
+            n_validation,
         )
-        trial_epsilon = (1.0 - self.score_epsilon_fraction) * trial_total
+        trial_epsilon = trial_total
         reference_curve = accountant.rdp_curve(train_event)
         for candidate in references[1:]:
             _, _, plan = self._plan_trial(

@@ -37,12 +37,11 @@ from ..accounting._composition import UnsupportedEventError
 from ..accounting._events import (
     ComposedEvent,
     ExponentialMechanismEvent,
-    GaussianEvent,
-    LaplaceEvent,
     PureDPEvent,
     ZCDPEvent,
 )
 from ..mechanisms import add_noise, exponential_mechanism, plan_gaussian, plan_laplace
+from ..mechanisms._additive import lattice_shift_bound, worst_case_gaussian_event
 from ._models import DenseModel, JunctionTreeModel, junction_tree_size
 
 __all__ = [
@@ -85,15 +84,19 @@ class RoundSettings:
         Epsilon of a Laplace measurement.
     noise_multiplier : float or None
         Noise standard deviation over L2 sensitivity, Gaussian measurements.
+    max_cells : int, default=1
+        Cells of the largest table a round may measure (public): the
+        measurement event covers it.
     """
 
     noise: str
     select_epsilon: float
     measure_epsilon: float | None
     noise_multiplier: float | None
+    max_cells: int = 1
 
     @classmethod
-    def from_unit(cls, noise, unit):
+    def from_unit(cls, noise, unit, max_cells=1):
         """The round that spends ``unit`` (zCDP rho, or pure epsilon)."""
         share = _MEASURE_SHARE[noise]
         if noise == "gaussian":
@@ -104,8 +107,9 @@ class RoundSettings:
                 math.sqrt(8.0 * (1.0 - share) * unit),
                 None,
                 1.0 / math.sqrt(2.0 * share * unit),
+                max_cells,
             )
-        return cls(noise, (1.0 - share) * unit, share * unit, None)
+        return cls(noise, (1.0 - share) * unit, share * unit, None, max_cells)
 
     @property
     def measure_cost(self):
@@ -128,10 +132,15 @@ class RoundSettings:
 
     def events(self, *, select=True):
         """The round's events: selection (if ``select``) and measurement."""
+        # The measured table is chosen by the selection, so the event must
+        # cover every candidate: the discrete Gaussian of the largest lattice
+        # shift (max_cells), or the discrete Laplace's pure epsilon.
         if self.noise == "gaussian":
-            measure = GaussianEvent(self.noise_multiplier, label="MWEM measurement")
+            measure = worst_case_gaussian_event(
+                self.noise_multiplier, self.max_cells, label="MWEM measurement"
+            )
         else:
-            measure = LaplaceEvent(self.measure_epsilon, label="MWEM measurement")
+            measure = PureDPEvent(self.measure_epsilon, label="MWEM measurement")
         if not select:
             return (measure,)
         selection = ExponentialMechanismEvent(
@@ -170,6 +179,8 @@ class PrivacyPlan:
     total : float or None
         The adaptive rounds' budget: zCDP rho (Gaussian) or pure epsilon
         (Laplace); ``None`` when fixed.
+    max_cells : int
+        Cells of the largest table a measurement may cover.
     """
 
     noise: str
@@ -181,18 +192,23 @@ class PrivacyPlan:
     events: tuple = field(repr=False)
     schedule: str = "fixed"
     total: float | None = None
+    max_cells: int = 1
 
     @property
     def first_round(self) -> RoundSettings:
         """Settings of the first round (of every round when fixed)."""
         return RoundSettings(
-            self.noise, self.select_epsilon, self.measure_epsilon, self.noise_multiplier
+            self.noise,
+            self.select_epsilon,
+            self.measure_epsilon,
+            self.noise_multiplier,
+            self.max_cells,
         )
 
 
-def _events(noise, n_init, n_rounds, unit):
+def _events(noise, n_init, n_rounds, unit, max_cells=1):
     """Events when each round gets ``unit`` (zCDP rho, or pure epsilon)."""
-    settings = RoundSettings.from_unit(noise, unit)
+    settings = RoundSettings.from_unit(noise, unit, max_cells)
     events = settings.events(select=False) * n_init + settings.events() * n_rounds
     return (
         events,
@@ -203,7 +219,14 @@ def _events(noise, n_init, n_rounds, unit):
 
 
 def plan_privacy(
-    epsilon, delta, noise, n_init, n_rounds, accountant, schedule="fixed"
+    epsilon,
+    delta,
+    noise,
+    n_init,
+    n_rounds,
+    accountant,
+    schedule="fixed",
+    max_cells=1,
 ) -> PrivacyPlan:
     """Split ``(epsilon, delta)`` over the initial measurements and the rounds.
 
@@ -223,23 +246,33 @@ def plan_privacy(
     that budget); :func:`run_mwem` anneals it and stops on the budget.
     """
     if schedule == "adaptive":
-        return _plan_adaptive(epsilon, delta, noise, n_init, n_rounds, accountant)
+        return _plan_adaptive(
+            epsilon, delta, noise, n_init, n_rounds, accountant, max_cells
+        )
     if noise == "laplace":
         # Pure DP composes by adding epsilons.
         share = _MEASURE_SHARE[noise]
         unit = epsilon / (n_rounds + share * n_init)
-        events, select, measure, multiplier = _events(noise, n_init, n_rounds, unit)
-        return PrivacyPlan(noise, n_init, n_rounds, select, measure, None, events)
+        events, select, measure, multiplier = _events(
+            noise, n_init, n_rounds, unit, max_cells
+        )
+        return PrivacyPlan(
+            noise, n_init, n_rounds, select, measure, None, events, max_cells=max_cells
+        )
 
     def event(unit):
-        return ComposedEvent(_events(noise, n_init, n_rounds, unit)[0])
+        return ComposedEvent(_events(noise, n_init, n_rounds, unit, max_cells)[0])
 
     # rho-zCDP gives epsilon >= rho, and rho = (n_init + n_rounds) * unit
     # roughly: start the search there.
     guess = epsilon**2 / (4.0 * math.log(1.0 / delta) * (n_init + n_rounds))
     low = _calibrate(event, epsilon, delta, accountant, guess, n_init + n_rounds)
-    events, select, measure, multiplier = _events(noise, n_init, n_rounds, low)
-    return PrivacyPlan(noise, n_init, n_rounds, select, None, multiplier, events)
+    events, select, measure, multiplier = _events(
+        noise, n_init, n_rounds, low, max_cells
+    )
+    return PrivacyPlan(
+        noise, n_init, n_rounds, select, None, multiplier, events, max_cells=max_cells
+    )
 
 
 def _calibrate(event, epsilon, delta, accountant, guess, n_steps):
@@ -272,7 +305,7 @@ def _calibrate(event, epsilon, delta, accountant, guess, n_steps):
     return low
 
 
-def _plan_adaptive(epsilon, delta, noise, n_init, n_rounds, accountant):
+def _plan_adaptive(epsilon, delta, noise, n_init, n_rounds, accountant, max_cells):
     share = _MEASURE_SHARE[noise]
     if noise == "laplace":
         total = float(epsilon)
@@ -280,7 +313,16 @@ def _plan_adaptive(epsilon, delta, noise, n_init, n_rounds, accountant):
     else:
 
         def event(rho):
-            return ZCDPEvent(rho, label="MWEM adaptive rounds (zCDP filter)")
+            # (xi, rho)-zCDP: every discrete Gaussian measurement adds its
+            # lattice shift to xi; at most n_init + n_rounds of them, none
+            # more precise than the one that spends the whole budget.
+            precise = RoundSettings.from_unit(noise, rho, max_cells)
+            shift = lattice_shift_bound(precise.noise_multiplier, max_cells)
+            return ZCDPEvent(
+                rho,
+                xi=(n_init + n_rounds) * shift,
+                label="MWEM adaptive rounds (zCDP filter)",
+            )
 
         # rho-zCDP is (rho + 2 sqrt(rho log(1/delta)), delta)-DP: start there.
         guess = epsilon**2 / (4.0 * math.log(1.0 / delta))
@@ -296,7 +338,7 @@ def _plan_adaptive(epsilon, delta, noise, n_init, n_rounds, accountant):
             ) from None
         charged = event(total)
     unit = total / (n_rounds + share * n_init)
-    first = RoundSettings.from_unit(noise, unit)
+    first = RoundSettings.from_unit(noise, unit, max_cells)
     return PrivacyPlan(
         noise,
         n_init,
@@ -307,6 +349,7 @@ def _plan_adaptive(epsilon, delta, noise, n_init, n_rounds, accountant):
         (charged,),
         schedule="adaptive",
         total=total,
+        max_cells=max_cells,
     )
 
 
@@ -545,7 +588,9 @@ class RoundSchedule:
             left = self.plan.total - self.spent
             if self.last or left <= 2.0 * self.settings.cost:
                 self.settings = RoundSettings.from_unit(
-                    self.plan.noise, left * (1.0 - _REMAINDER_MARGIN)
+                    self.plan.noise,
+                    left * (1.0 - _REMAINDER_MARGIN),
+                    self.plan.max_cells,
                 )
                 self.last = True
         return self.settings, self.last
@@ -565,7 +610,9 @@ class RoundSchedule:
             self.done = True
         elif anneal and self.adaptive:
             self.settings = RoundSettings.from_unit(
-                self.plan.noise, ANNEAL_FACTOR * self.settings.cost
+                self.plan.noise,
+                ANNEAL_FACTOR * self.settings.cost,
+                self.plan.max_cells,
             )
 
 

@@ -781,6 +781,13 @@ class PMWSynthesizer(
         dense = (
             prepared["queries"] is not None or prepared["n_cells"] <= _DENSE_MAX_CELLS
         )
+        if candidates is None:
+            cells = {1}
+        else:
+            cells = {
+                view_cells(c, sizes)
+                for c in list(candidates) + list(prepared["initial"])
+            }
         mwem_plan = plan_privacy(
             self.epsilon,
             self.delta,
@@ -789,21 +796,20 @@ class PMWSynthesizer(
             prepared["n_rounds"],
             self._accountant(),
             schedule=self.schedule,
+            max_cells=max(cells),
         )
         n = prepared["codes"].shape[0]
         if candidates is None:
             noise_plans = {"query": plan_measurement(mwem_plan, 1, query=True)}
         else:
-            cells = {
-                view_cells(c, sizes)
-                for c in list(candidates) + list(prepared["initial"])
-            }
             noise_plans = {k: plan_measurement(mwem_plan, k) for k in sorted(cells)}
         if mwem_plan.schedule == "adaptive":
             # The noisiest round is the first; the most precise spends the
             # whole budget at once: if both can be planned, so can every
             # round in between (checked here, before the charge).
-            precise = RoundSettings.from_unit(mwem_plan.noise, mwem_plan.total)
+            precise = RoundSettings.from_unit(
+                mwem_plan.noise, mwem_plan.total, mwem_plan.max_cells
+            )
             for key in noise_plans:
                 if key == "query":
                     plan_measurement(precise, 1, query=True)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..accounting._events import ComposedEvent, LaplaceEvent, PrivacyEvent
+from ..accounting._events import ComposedEvent, PrivacyEvent
 from ..mechanisms._additive import NoisePlan, add_noise, plan_laplace
 from ..utils._feasibility import check_magnitudes
 from ..utils._random import RandomSource
@@ -71,7 +71,9 @@ class VectorLaplacePlan:
     noise : NoisePlan or None
         The plan of the normalised vector; None when no coordinate has a
         positive sensitivity.
-    event : LaplaceEvent
+    event : PrivacyEvent
+        The noise's :class:`~skdp.accounting.DiscreteLaplaceEvent` (an
+        empty composition when nothing is noised).
     """
 
     sensitivities: np.ndarray
@@ -106,7 +108,10 @@ def plan_vector_laplace(
         noise = plan_laplace(
             float(active), epsilon, active, magnitude=magnitude, label=label
         )
-    return VectorLaplacePlan(sensitivities, noise, LaplaceEvent(epsilon, label=label))
+    # Nothing that depends on the data is released without noise: with no
+    # active coordinate the release is the public centre and costs nothing.
+    event = noise.event if noise is not None else ComposedEvent((), label=label)
+    return VectorLaplacePlan(sensitivities, noise, event)
 
 
 def apply_vector_laplace(
@@ -141,7 +146,7 @@ class MomentsPlan:
     epsilon_mean, epsilon_var : float
         The shares of epsilon (0 for a statistic not released).
     event : PrivacyEvent
-        What a release spends: a :class:`~skdp.accounting.LaplaceEvent` for
+        What a release spends: a :class:`~skdp.accounting.DiscreteLaplaceEvent` for
         one statistic, a :class:`~skdp.accounting.ComposedEvent` of the two
         for both.
     """
@@ -211,8 +216,10 @@ def plan_moments(
     --------
     >>> from skdp.tools._moments import plan_moments
     >>> plan = plan_moments([0.0], [10.0], n_samples=100, epsilon=1.0, var=False)
-    >>> plan.mean.sensitivities, plan.event
-    (array([0.1]), LaplaceEvent(label='', epsilon=1.0))
+    >>> plan.mean.sensitivities, type(plan.event).__name__
+    (array([0.1]), 'DiscreteLaplaceEvent')
+    >>> bool(plan.event.epsilon <= 1.0)
+    True
     """
     if not (mean or var):
         raise ValueError("plan_moments needs mean=True or var=True.")

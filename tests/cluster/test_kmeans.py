@@ -8,7 +8,7 @@ from sklearn.base import clone
 from sklearn.cluster import KMeans
 
 from skdp import BudgetExceededError, PrivacyBudget, PrivacyLeakWarning
-from skdp.accounting import ComposedEvent, LaplaceEvent
+from skdp.accounting import ComposedEvent, DiscreteLaplaceEvent
 from skdp.cluster import DPKMeans, _kmeans
 
 
@@ -53,7 +53,8 @@ def test_plan_states_the_sensitivities_and_the_split():
         assert sums.event.epsilon == pytest.approx(share * ratio / (1 + ratio))
     assert isinstance(plan.event, ComposedEvent)
     leaves = plan.event.leaves()
-    assert all(isinstance(e, LaplaceEvent) for e in leaves) and len(leaves) == 7
+    assert all(isinstance(e, DiscreteLaplaceEvent) for e in leaves)
+    assert len(leaves) == 7
     total = sum(e.epsilon for e in leaves)
     assert total <= 2.0 and total == pytest.approx(2.0, rel=1e-9)
 

@@ -12,7 +12,7 @@ from sklearn.decomposition import PCA
 from sklearn.pipeline import make_pipeline
 
 from skdp import PrivacyBudget
-from skdp.accounting import GaussianEvent, PureDPEvent
+from skdp.accounting import DiscreteGaussianEvent, PureDPEvent
 from skdp.decomposition import DPPCA
 from skdp.decomposition._pca import (
     MEAN_WEIGHT,
@@ -133,7 +133,8 @@ def test_released_mean_carries_the_stated_noise():
 def test_plan_matches_the_requested_guarantee():
     X = _data()
     gaussian = DPPCA(epsilon=1.0, delta=1e-6, data_norm=5.0).privacy_plan(X)
-    assert isinstance(gaussian.event, GaussianEvent) and gaussian.delta == 1e-6
+    assert isinstance(gaussian.event, DiscreteGaussianEvent)
+    assert gaussian.delta == 1e-6
     assert gaussian.settings["noise"].sensitivity == moment_sensitivity(5.0, 2.5)
     pure = DPPCA(epsilon=1.0, delta=0.0, data_norm=5.0).privacy_plan(X)
     assert isinstance(pure.event, PureDPEvent) and pure.delta == 0.0

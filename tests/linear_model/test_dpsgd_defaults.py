@@ -36,11 +36,15 @@ def test_defaults_resolve_to_the_documented_rule(n, epsilon, n_classes):
     R = math.hypot(1.0, 0.5)  # data_norm and intercept_scaling
     q = 256 / n
     steps = math.ceil(10 / q)
-    sigma = calibrate_gaussian_noise_multiplier(epsilon, 1e-5, q, steps)
+    continuous = calibrate_gaussian_noise_multiplier(epsilon, 1e-5, q, steps)
     clip = R * math.sqrt(n_models) / 2
-    cap = 2.5 * q * n / (math.sqrt(steps) * sigma * clip * R)
     assert (clf.sampling_rate_, clf.n_steps_) == (q, steps)
-    assert clf.noise_multiplier_ == sigma
+    # The discrete event's lattice shift (at most steps * 4 sqrt(d) / (s 2**32),
+    # d = n_models * 6 coefficients) needs a hair more noise than the
+    # continuous calibration: at most a relative 1e-5 here.
+    sigma = clf.noise_multiplier_
+    assert continuous <= sigma <= continuous * (1 + 1e-5)
+    cap = 2.5 * q * n / (math.sqrt(steps) * sigma * clip * R)
     assert clf.max_grad_norm_ == pytest.approx(clip, rel=1e-12)
     assert clf.learning_rate_ == pytest.approx(min(16 / R**2, n, cap), rel=1e-12)
     # The accountant gives the target epsilon for the resolved event (the

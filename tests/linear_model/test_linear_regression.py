@@ -11,7 +11,11 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from skdp import PrivacyBudget, PrivacyLeakWarning
-from skdp.accounting import GaussianEvent, RDPAccountant, gaussian_noise_multiplier
+from skdp.accounting import (
+    DiscreteGaussianEvent,
+    RDPAccountant,
+    gaussian_noise_multiplier,
+)
 from skdp.audit import audit_estimator
 from skdp.linear_model import DPLinearRegression
 from skdp.linear_model._adassp import noisy_gram_matrix, plan_adassp, run_adassp
@@ -305,7 +309,8 @@ def test_gaussian_event_of_output_with_delta():
     reg = DPLinearRegression(
         method="output", delta=1e-6, alpha=10.0, data_norm=1.0, y_bounds=(-3, 3)
     ).fit(X, y)
-    assert isinstance(reg.privacy_event_, GaussianEvent) and reg.epsilon_ <= 1.0
+    assert isinstance(reg.privacy_event_, DiscreteGaussianEvent)
+    assert reg.epsilon_ <= 1.0
 
 
 def test_dpsgd_default_clip_is_the_public_constant():

@@ -14,9 +14,10 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from skdp import BudgetExceededError, PrivacyBudget
 from skdp.accounting import (
-    ComposedEvent,
-    GaussianEvent,
+    DiscreteGaussianEvent,
+    DiscreteLaplaceEvent,
     LaplaceEvent,
+    ParallelComposedEvent,
     PureDPEvent,
     RDPAccountant,
     RepeatedRandomStoppingEvent,
@@ -148,10 +149,15 @@ def test_charges_the_budget_once_with_the_repeated_event():
     # The default law: logarithmic (truncated negative binomial, shape 0).
     assert event.distribution == "truncated_negative_binomial" and event.shape == 0.0
     assert event.expected_runs == pytest.approx(10.0)
+    # Training and score read disjoint rows: parallel composition.
+    assert isinstance(event.base_event, ParallelComposedEvent)
     train, score = event.base_event.events
     assert train == PureDPEvent(search.trial_epsilon_)
-    assert score == LaplaceEvent(search.score_epsilon_)
-    assert search.score_epsilon_ == pytest.approx(0.25 * search.trial_epsilon_)
+    assert isinstance(score, DiscreteLaplaceEvent)
+    assert score.epsilon <= search.score_epsilon_
+    assert score.epsilon == pytest.approx(search.score_epsilon_, rel=1e-8)
+    # The default fraction 1.0: the score as precise as the trial's epsilon.
+    assert search.score_epsilon_ == search.trial_epsilon_
     # The trials did not charge the budget; the released model holds no budget.
     assert search.best_estimator_.budget is None
     assert search.best_estimator_.epsilon == search.trial_epsilon_
@@ -173,7 +179,8 @@ def test_trial_epsilon_is_the_largest_that_fits():
 
     def cost(scale):
         trial = search.trial_epsilon_ * scale
-        base = ComposedEvent((PureDPEvent(trial), LaplaceEvent(0.25 * trial)))
+        score = plan_laplace(1.0 / search.n_validation_, trial, 1).event
+        base = ParallelComposedEvent((PureDPEvent(trial), score))
         law = {
             "distribution": event.distribution,
             "shape": event.shape,
@@ -185,8 +192,9 @@ def test_trial_epsilon_is_the_largest_that_fits():
     assert cost(1.0) == pytest.approx(search.epsilon_) and cost(1.0) <= 2.0
     assert cost(1.0 + 2e-4) > 2.0
     # Pure-DP trials: the search costs exactly two trials (logarithmic law),
-    # far below ten composed trials.
-    assert 2 * search.trial_epsilon_ * 1.25 == pytest.approx(2.0, rel=1e-4)
+    # far below ten composed trials, and a trial costs its training epsilon
+    # alone (its score, on other rows, is free by parallel composition).
+    assert 2 * search.trial_epsilon_ == pytest.approx(2.0, rel=1e-4)
 
 
 def test_selects_the_informative_candidate_when_it_is_tried():
@@ -297,7 +305,9 @@ def test_pure_trials_need_no_delta():
     # Geometric law over pure trials: exactly 3 trials' epsilon, pure DP.
     assert search.epsilon_ == pytest.approx(1.0, rel=1e-4) and search.epsilon_ <= 1.0
     assert search.delta_ == 0.0 and budget.spent()[1] == 0.0
-    assert search.trial_epsilon_ + search.score_epsilon_ == pytest.approx(1 / 3, 1e-4)
+    assert max(search.trial_epsilon_, search.score_epsilon_) == pytest.approx(
+        1 / 3, 1e-4
+    )
     # The default delta > 0 gives the same (the pure bound is the tighter).
     again = PrivateSearchCV(
         ThresholdClassifier(), GRID, stopping="geometric", random_state=0
@@ -488,7 +498,7 @@ def test_gaussian_trials_and_other_laws():
             estimator, GRID, stopping=stopping, shape=shape, delta=1e-5, random_state=0
         ).fit(X, y)
         train = search.privacy_event_.base_event.events[0]
-        assert isinstance(train, GaussianEvent)
+        assert isinstance(train, DiscreteGaussianEvent)
         assert search.epsilon_ <= 1.0
         assert search.privacy_event_.distribution == (
             "poisson" if stopping == "poisson" else "truncated_negative_binomial"

@@ -10,7 +10,6 @@ from sklearn.base import clone
 from sklearn.naive_bayes import GaussianNB
 
 from skdp import PrivacyBudget
-from skdp.accounting import LaplaceEvent
 from skdp.exceptions import BudgetExceededError, PrivacyLeakWarning
 from skdp.naive_bayes import DPGaussianNB
 from skdp.naive_bayes._gaussian import (
@@ -77,7 +76,7 @@ def test_shares_add_up_and_follow_the_cube_root_rule():
     plan = plan_gaussian_nb(0.7, 4, 3, 100)
     parts = (plan.count_noise, plan.sum_noise, plan.square_noise)
     assert sum(p.event.epsilon for p in parts) == pytest.approx(0.7, rel=1e-15)
-    assert plan.event == LaplaceEvent(0.7)
+    assert plan.event.events == tuple(p.event for p in parts)
 
 
 # -------------------------------------------------------------- calibration

@@ -7,10 +7,10 @@ import pytest
 
 from skdp import PMWSynthesizer, PrivacyBudget
 from skdp.accounting import (
+    DiscreteGaussianEvent,
     ExponentialMechanismEvent,
-    GaussianEvent,
-    LaplaceEvent,
     PrivacyAccountant,
+    PureDPEvent,
     RDPAccountant,
     ZCDPEvent,
 )
@@ -31,7 +31,7 @@ from skdp.utils import check_random_source
 
 def _zcdp(event):
     """zCDP rho of one run event (bounded range for the selection)."""
-    if isinstance(event, GaussianEvent):
+    if isinstance(event, DiscreteGaussianEvent):
         return 0.5 / event.noise_multiplier**2
     assert isinstance(event, ExponentialMechanismEvent)
     return event.epsilon**2 / 8.0
@@ -57,7 +57,15 @@ def test_charged_budget_bounds_every_run(epsilon):
     """
     accountant = PrivacyAccountant()
     plan = plan_privacy(epsilon, 1e-9, "gaussian", 4, 24, accountant, "adaptive")
-    assert plan.events == (ZCDPEvent(plan.total, label=plan.events[0].label),)
+    # (xi, rho)-zCDP: xi covers the lattice shift of every discrete Gaussian
+    # measurement (4 + 24 at most, one cell each here), none more precise
+    # than one spending all of rho: 2 sqrt(1) / (s 2**32) with s =
+    # 1 / sqrt(2 * 0.9 * rho), written out here.
+    s_min = 1.0 / math.sqrt(2.0 * 0.9 * plan.total)
+    xi = 28 * 2.0 / (s_min * 2.0**32)
+    (charged_event,) = plan.events
+    assert type(charged_event) is ZCDPEvent and charged_event.rho == plan.total
+    assert charged_event.xi == pytest.approx(xi, rel=1e-12)
     charged, _ = accountant.epsilon_delta(plan.events, 1e-9)
     assert 0.999 * epsilon <= charged <= epsilon
     codes = _data()
@@ -135,7 +143,9 @@ def test_laplace_adaptive_is_a_pure_dp_budget():
         final_iter=5,
         record=record,
     )
-    assert {type(e) for e in record} == {LaplaceEvent, ExponentialMechanismEvent}
+    # The measured table is chosen privately, so a measurement charges the
+    # discrete Laplace's pure epsilon (covering every candidate's grid).
+    assert {type(e) for e in record} == {PureDPEvent, ExponentialMechanismEvent}
     assert math.fsum(e.epsilon for e in record) <= 2.0
 
 

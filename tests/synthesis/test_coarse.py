@@ -229,7 +229,7 @@ def test_coarse_measurements_carry_the_calibrated_noise(monkeypatch):
     monkeypatch.setattr(_mwem, "_measure", recording)
     X = _wide(n=2000)
     z = []
-    for seed in range(6):
+    for seed in range(8):
         calls.clear()
         synth = PMWSynthesizer(categories=CATEGORIES, epsilon=1.0, random_state=seed)
         synth.fit(X)

@@ -8,9 +8,9 @@ import pytest
 from skdp import BudgetExceededError, PMWSynthesizer, PrivacyBudget
 from skdp.accounting import (
     ComposedEvent,
+    DiscreteGaussianEvent,
+    DiscreteLaplaceEvent,
     ExponentialMechanismEvent,
-    GaussianEvent,
-    LaplaceEvent,
     PureDPEvent,
     RDPAccountant,
 )
@@ -26,7 +26,7 @@ def test_gaussian_plan_spends_the_budget_and_no_more(epsilon, n_rounds):
     spent, _ = RDPAccountant().epsilon_delta(plan.events, 1e-9)
     assert 0.999 * epsilon <= spent <= epsilon
     kinds = [type(e) for e in plan.events]
-    assert kinds.count(GaussianEvent) == 8 + n_rounds
+    assert kinds.count(DiscreteGaussianEvent) == 8 + n_rounds
     assert kinds.count(ExponentialMechanismEvent) == n_rounds
 
 
@@ -34,7 +34,7 @@ def test_laplace_plan_is_pure_and_adds_up():
     plan = plan_privacy(1.0, 0.0, "laplace", 3, 10, RDPAccountant())
     assert RDPAccountant().epsilon_delta(plan.events, 0.0) == pytest.approx((1.0, 0))
     assert all(
-        isinstance(e, LaplaceEvent | ExponentialMechanismEvent) for e in plan.events
+        isinstance(e, PureDPEvent | ExponentialMechanismEvent) for e in plan.events
     )
     assert plan.select_epsilon == pytest.approx(plan.measure_epsilon)
 
@@ -108,11 +108,12 @@ def test_mechanisms_get_the_planned_epsilon_and_sensitivity(monkeypatch):
     )
     synth.fit(X)
     plan = synth.privacy_plan_
-    measurement = GaussianEvent(plan.noise_multiplier)
     # Replace-one: a marginal moves by 2/n in L1 (selection score), sqrt(2)
     # in L2 counts (measurement); written out, not read from the code.
     assert calls["select"] == [(2 / 200, plan.select_epsilon)] * 4
-    assert calls["measure"] == [(math.sqrt(2), measurement)] * (3 + 4)
+    measured = [(k, type(e), e.noise_multiplier) for k, e in calls["measure"]]
+    expected = (math.sqrt(2), DiscreteGaussianEvent, plan.noise_multiplier)
+    assert measured == [expected] * (3 + 4)
     assert synth.privacy_event_.events == plan.events
 
     calls["select"].clear()
@@ -121,13 +122,20 @@ def test_mechanisms_get_the_planned_epsilon_and_sensitivity(monkeypatch):
     synth.set_params(workload=queries).fit(X)
     plan = synth.privacy_plan_
     assert calls["select"] == [(1 / 200, plan.select_epsilon)] * 4
-    assert calls["measure"] == [(1.0, GaussianEvent(plan.noise_multiplier))] * 4
+    measured = [(k, type(e), e.noise_multiplier) for k, e in calls["measure"]]
+    assert measured == [(1.0, DiscreteGaussianEvent, plan.noise_multiplier)] * 4
 
     calls["measure"].clear()
     synth.set_params(workload=None, noise="laplace").fit(X)
     plan = synth.privacy_plan_
     # Laplace: L1 sensitivity 2 (counts) for a marginal, never 1.
-    assert calls["measure"] == [(2.0, LaplaceEvent(plan.measure_epsilon))] * (3 + 4)
+    # The measurement that runs is the discrete Laplace of its table's grid;
+    # the plan charges its pure epsilon.
+    assert [k for k, _ in calls["measure"]] == [2.0] * (3 + 4)
+    for _, event in calls["measure"]:
+        assert isinstance(event, DiscreteLaplaceEvent)
+        assert event.epsilon <= plan.measure_epsilon
+        assert event.epsilon == pytest.approx(plan.measure_epsilon, rel=1e-8)
 
 
 def test_laplace_measurement_noise_scale_is_two_over_epsilon():
@@ -196,7 +204,7 @@ def test_laplace_fit_spends_no_delta():
     ).fit(X)
     assert synth.epsilon_ == pytest.approx(1.0) and synth.delta_ == 0.0
     leaves = synth.privacy_event_.leaves()
-    assert {type(e) for e in leaves} == {LaplaceEvent, ExponentialMechanismEvent}
+    assert {type(e) for e in leaves} == {PureDPEvent, ExponentialMechanismEvent}
     # Adaptive: one pure-DP budget of the whole epsilon, no delta either.
     synth.set_params(schedule="adaptive").fit(X)
     assert synth.epsilon_ == pytest.approx(1.0) and synth.delta_ == 0.0

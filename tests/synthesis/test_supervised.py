@@ -115,8 +115,19 @@ def test_the_plan_is_mwem_with_d_initial_measurements_and_d_rounds():
     """The synthesizer's calibrated split (tested in test_pmw) over 3 + 3 steps."""
     X, y = _data()
     plan = _classifier().privacy_plan(X, y)
+    # The measurement events cover the largest table a round may measure
+    # (a public count from the schema): at least a 2-way marginal here.
+    max_cells = plan.settings["synthesizer"].settings["mwem"].max_cells
+    assert max_cells >= 4
     reference = plan_privacy(
-        1.0, 1e-9, "gaussian", 3, 3, PrivacyAccountant(), schedule="adaptive"
+        1.0,
+        1e-9,
+        "gaussian",
+        3,
+        3,
+        PrivacyAccountant(),
+        schedule="adaptive",
+        max_cells=max_cells,
     )
     assert plan.event == ComposedEvent(reference.events)
     assert plan.delta == 1e-9
