@@ -159,8 +159,10 @@ class PostgreSQLLedger:
 
     *Tampering.* Every entry stores a SHA-256 hash chained to the previous
     one (``skdp/accounting/_chain.py``) and the ledger's row stores the
-    head (count and last hash). The whole chain is verified on opening and
-    on every read: an edited, reordered or deleted entry, or an entries
+    head (count and last hash). The whole chain, and the row's identifier,
+    format and limits, are verified on opening and on every read and spend
+    (in the transaction that reads): an edited, reordered or deleted entry,
+    an edited or deleted row of ``skdp_ledger_meta``, or an entries
     table restored from an older dump, raises
     :class:`~skdp.exceptions.LedgerError`. A handle that has read ``n``
     entries also refuses a ledger that later holds fewer (the whole database
@@ -396,8 +398,8 @@ class PostgreSQLLedger:
         if not lock:
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         row = conn.execute(
-            f"SELECT ledger_id, epsilon, delta, head_count, head_hash FROM {_META} "
-            "WHERE name = %s" + (" FOR UPDATE" if lock else ""),
+            f"SELECT ledger_id, epsilon, delta, head_count, head_hash, format "
+            f"FROM {_META} WHERE name = %s" + (" FOR UPDATE" if lock else ""),
             (self.name,),
         ).fetchone()
         if row is None or row[0] != self.ledger_id:
@@ -408,6 +410,13 @@ class PostgreSQLLedger:
                 "was deleted or replaced, or this process reached another "
                 "database. Every process spending from this budget must reach "
                 "the same database."
+            )
+        if row[5] != _FORMAT:
+            raise LedgerError(
+                f"The format of the privacy ledger {self.where} was changed from "
+                f"{_FORMAT!r} to {row[5]!r} outside skdp after this process "
+                "opened it, so it can no longer be trusted and nothing was "
+                "recorded."
             )
         if (float(row[1]), float(row[2])) != self.limits:
             raise LedgerError(

@@ -218,3 +218,43 @@ def test_head_and_backup_to_a_sqlite_file(postgres_url, tmp_path):
     copy = PrivacyBudget.from_ledger(tmp_path / "copy.db")
     assert (copy.epsilon, copy.delta) == (1.0, 1e-6)
     assert copy.ledger == budget.ledger
+
+
+def _count_entries(postgres_url, name):
+    import psycopg
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        return conn.execute(
+            "SELECT count(*) FROM skdp_ledger_entries WHERE name = %s", (name,)
+        ).fetchone()[0]
+
+
+@pytest.mark.parametrize("edited", ["0", "2", "", "deleted"])
+def test_an_open_handle_refuses_a_ledger_whose_format_row_changed(postgres_url, edited):
+    """Every read and spend checks the format, in the transaction that reads."""
+    import psycopg
+
+    name = _name()
+    budget = PrivacyBudget(1.0, ledger=f"{postgres_url}#{name}")
+    budget.spend(LaplaceEvent(0.25), label="x")
+    copy_ = PostgreSQLLedger(postgres_url, name=name)  # a second, open handle
+    with psycopg.connect(postgres_url, autocommit=True) as conn, conn.transaction():
+        if edited == "deleted":  # the ledger's row (its entries must go first)
+            conn.execute("DELETE FROM skdp_ledger_entries WHERE name = %s", (name,))
+            conn.execute("DELETE FROM skdp_ledger_meta WHERE name = %s", (name,))
+        else:
+            conn.execute(
+                "UPDATE skdp_ledger_meta SET format = %s WHERE name = %s",
+                (edited, name),
+            )
+    match = "deleted or replaced" if edited == "deleted" else "format"
+    before = _count_entries(postgres_url, name)
+    with pytest.raises(LedgerError, match=match):
+        budget.spend(LaplaceEvent(0.25))
+    with pytest.raises(LedgerError, match=match):
+        budget.spent()
+    with pytest.raises(LedgerError, match=match):
+        copy_.entries()
+    with pytest.raises(LedgerError, match=match):
+        copy_.append_if(LaplaceEvent(0.25), "copy", lambda events: None)
+    assert _count_entries(postgres_url, name) == before  # nothing was recorded
