@@ -321,16 +321,31 @@ class PostgreSQLLedger:
                 if not self._tables_exist(conn):
                     for statement in _SCHEMA:
                         conn.execute(statement)
-            row = conn.execute(
+            select = (
                 f"SELECT format, ledger_id, epsilon, delta FROM {_META} "
-                "WHERE name = %s FOR UPDATE",
-                (self.name,),
-            ).fetchone()
+                "WHERE name = %s FOR UPDATE"
+            )
+            row = conn.execute(select, (self.name,)).fetchone()
             if row is None:
                 if wanted is None:
                     raise LedgerError(
                         f"There is no privacy ledger {self.where}; give epsilon "
                         "and delta to create one."
+                    )
+                orphans = conn.execute(
+                    f"SELECT count(*) FROM {_ENTRIES} WHERE name = %s",
+                    (self.name,),
+                ).fetchone()[0]
+                if orphans:
+                    # Raising rolls back this transaction: nothing is created.
+                    raise LedgerError(
+                        f"The privacy ledger {self.where} exists but cannot be "
+                        f"verified: {_ENTRIES} holds {orphans} of its entries but "
+                        f"{_META} has no row for it (deleted, or the table "
+                        "dropped, outside skdp). It is never created again over "
+                        "its entries (that would grant the whole budget again). "
+                        "Restore the ledger's row, or the database, from a "
+                        "backup; to start a new ledger, use another name."
                     )
                 ledger_id = uuid.uuid4().hex
                 row = (_FORMAT, ledger_id, wanted[0], wanted[1])

@@ -258,3 +258,53 @@ def test_an_open_handle_refuses_a_ledger_whose_format_row_changed(postgres_url, 
     with pytest.raises(LedgerError, match=match):
         copy_.append_if(LaplaceEvent(0.25), "copy", lambda events: None)
     assert _count_entries(postgres_url, name) == before  # nothing was recorded
+
+
+@pytest.fixture
+def private_schema(postgres_url):
+    """A URL whose search_path is a fresh schema: its tables may be damaged."""
+    import psycopg
+
+    schema = f"damaged_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield f"{postgres_url}?options=-csearch_path%3D{schema}", schema
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.mark.parametrize("damage", ["meta table dropped", "meta row deleted"])
+def test_a_ledger_whose_meta_row_is_gone_is_not_created_again(private_schema, damage):
+    """Entries without their ledger's row: refused, and no new row is made."""
+    import psycopg
+
+    url, schema = private_schema
+    name = _name()
+    budget = PrivacyBudget(1.0, ledger=f"{url}#{name}")
+    budget.spend(LaplaceEvent(0.75), label="x")
+    budget.store.close()
+    with psycopg.connect(url, autocommit=True) as admin:
+        if damage == "meta table dropped":  # also drops the foreign key
+            admin.execute("DROP TABLE skdp_ledger_meta CASCADE")
+        else:
+            admin.execute(
+                "ALTER TABLE skdp_ledger_entries "
+                "DROP CONSTRAINT skdp_ledger_entries_name_fkey"
+            )
+            admin.execute("DELETE FROM skdp_ledger_meta WHERE name = %s", (name,))
+    for _ in range(2):  # and again: the first refusal left nothing behind
+        with pytest.raises(LedgerError, match="exists but cannot be verified"):
+            PrivacyBudget(1.0, ledger=f"{url}#{name}")
+    with psycopg.connect(url, autocommit=True) as admin:
+        exists = admin.execute("SELECT to_regclass('skdp_ledger_meta')").fetchone()
+        if damage == "meta table dropped":
+            assert exists == (None,)  # not even the table was made again
+        else:
+            assert admin.execute(
+                "SELECT count(*) FROM skdp_ledger_meta WHERE name = %s", (name,)
+            ).fetchone() == (0,)
+        assert admin.execute(
+            "SELECT count(*) FROM skdp_ledger_entries WHERE name = %s", (name,)
+        ).fetchone() == (1,)
