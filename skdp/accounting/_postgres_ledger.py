@@ -348,11 +348,14 @@ class PostgreSQLLedger:
                         "backup; to start a new ledger, use another name."
                     )
                 ledger_id = uuid.uuid4().hex
-                row = (_FORMAT, ledger_id, wanted[0], wanted[1])
+                # A client creating the same ledger at this moment waits on
+                # the primary key; the later one inserts nothing and both
+                # read the row that won.
                 conn.execute(
                     f"INSERT INTO {_META} (name, format, ledger_id, epsilon, "
                     "delta, created, head_count, head_hash) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, 0, %s)",
+                    "VALUES (%s, %s, %s, %s, %s, %s, 0, %s) "
+                    "ON CONFLICT (name) DO NOTHING",
                     (
                         self.name,
                         _FORMAT,
@@ -363,6 +366,7 @@ class PostgreSQLLedger:
                         genesis_hash(ledger_id, wanted),
                     ),
                 )
+                row = conn.execute(select, (self.name,)).fetchone()
             return row
 
         fmt, ledger_id, epsilon, delta = self._transaction("open", body)

@@ -308,3 +308,31 @@ def test_a_ledger_whose_meta_row_is_gone_is_not_created_again(private_schema, da
         assert admin.execute(
             "SELECT count(*) FROM skdp_ledger_entries WHERE name = %s", (name,)
         ).fetchone() == (1,)
+
+
+def test_clients_creating_one_new_named_ledger_at_once_share_it(postgres_url):
+    import threading
+
+    n_clients = 4
+    for _ in range(5):
+        name, barrier, results = _name(), threading.Barrier(n_clients), []
+
+        def create_and_spend(name=name, barrier=barrier, results=results):
+            try:
+                barrier.wait(timeout=60)
+                store = PostgreSQLLedger(postgres_url, 1.0, 0.0, name=name)
+                store.append_if(LaplaceEvent(0.01), "client", lambda events: None)
+                results.append(store.ledger_id)
+                store.close()
+            except Exception as exc:  # reported below
+                results.append(repr(exc))
+
+        threads = [threading.Thread(target=create_and_spend) for _ in range(n_clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert len(results) == n_clients and len(set(results)) == 1, results
+        store = PostgreSQLLedger(postgres_url, name=name)
+        assert store.ledger_id == results[0] and len(store.entries()) == n_clients
+        store.close()
