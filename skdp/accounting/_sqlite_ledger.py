@@ -68,10 +68,33 @@ def _expand(path: str | os.PathLike[str]) -> str:
 def _refuse_existing(path: str) -> None:
     """A backup never overwrites: an existing file may be another ledger."""
     if os.path.lexists(path):
-        raise FileExistsError(
-            f"{path!r} already exists; a ledger backup is written to a new "
-            "file only (remove it or choose another path)."
-        )
+        raise _exists_error(path)
+
+
+def _exists_error(path: str) -> FileExistsError:
+    return FileExistsError(
+        f"{path!r} already exists; a ledger backup is written to a new "
+        "file only (remove it or choose another path)."
+    )
+
+
+def _write_new_file(target: str, write: Callable[[str], object]) -> None:
+    """Let ``write`` fill a new file, then give it the name ``target``.
+
+    ``write(scratch)`` receives an unused path in ``target``'s directory.
+    The finished file gets its name with :func:`_publish`, so ``target``
+    appears complete or not at all, and a file that appeared there in the
+    meantime is never replaced: :class:`FileExistsError` then, and the
+    scratch file is removed either way.
+    """
+    scratch = _scratch_name(target)
+    try:
+        write(scratch)
+        _fsync(scratch)
+        if not _publish(scratch, target):
+            raise _exists_error(target)
+    finally:
+        _remove_file(scratch)
 
 
 # Connections opened before a fork must never be used or closed in the child
@@ -824,9 +847,8 @@ class SQLiteLedger:
                     expected = list(self._refresh(conn))  # verify the source
                 finally:
                     conn.execute("COMMIT")
-                _copy_database(conn, target)
+                _write_new_file(target, lambda scratch: _copy_database(conn, scratch))
             except sqlite3.Error as exc:
-                _remove_file(target)
                 raise self._fail("back up", exc) from exc
         copy = SQLiteLedger(target)  # verifies the whole chain and the head
         try:
@@ -970,10 +992,15 @@ def _create_ledger_file(
         _remove_file(scratch)
 
 
+def _scratch_name(path: str) -> str:
+    """An unused name in ``path``'s directory for a file being written."""
+    directory, name = os.path.split(path)
+    return os.path.join(directory, f".{name}.{uuid.uuid4().hex}.skdp-new")
+
+
 def _private_file_beside(path: str) -> str:
     """A new, empty file in ``path``'s directory that nothing else uses."""
-    directory, name = os.path.split(path)
-    scratch = os.path.join(directory, f".{name}.{uuid.uuid4().hex}.skdp-new")
+    scratch = _scratch_name(path)
     os.close(os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
     return scratch
 
@@ -1045,11 +1072,6 @@ def _copy_database(source: sqlite3.Connection, target: str) -> None:
         dest.execute("PRAGMA synchronous=FULL")
     finally:
         dest.close()
-    fd = os.open(target, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _remove_file(path: str) -> None:

@@ -292,3 +292,37 @@ def test_a_ledger_that_lost_its_hot_journal_is_refused(tmp_path):
             assert entries == committed, keep
             outcomes.add("committed state")
     assert "refused" in outcomes
+
+
+# -- a backup never overwrites ---------------------------------------------------
+@pytest.fixture
+def file_appears_after_the_check(monkeypatch):
+    """As if another program created the target just after backup checked it."""
+    import skdp.accounting._sqlite_ledger as sqlite_ledger
+
+    monkeypatch.setattr(sqlite_ledger, "_refuse_existing", lambda path: None)
+
+
+@pytest.mark.parametrize("store", ["sqlite", "memory"])
+@pytest.mark.parametrize("appearing", ["someone's database", "bytes", "empty ledger"])
+def test_a_backup_never_overwrites_a_file_that_appears_meanwhile(
+    tmp_path, file_appears_after_the_check, store, appearing
+):
+    budget = PrivacyBudget(
+        2.0, 1e-6, ledger=tmp_path / "ledger.db" if store == "sqlite" else None
+    )
+    budget.spend(LaplaceEvent(0.5), label="a")
+    target = tmp_path / "copy.db"
+    if appearing == "someone's database":
+        _sqlite_file("CREATE TABLE patients (name TEXT)")(target)
+    elif appearing == "bytes":
+        target.write_bytes(b"not a database, but someone's file " * 100)
+    else:  # a new ledger with the same limits: never merged into
+        SQLiteLedger(target, 2.0, 1e-6).close()
+    before = target.read_bytes()
+    with pytest.raises(FileExistsError, match="already exists"):
+        budget.backup(target)
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["copy.db"] + (["ledger.db"] if store == "sqlite" else [])
+    )
