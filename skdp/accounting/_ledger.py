@@ -224,14 +224,23 @@ class MemoryLedger:
 
 
 def backup_entries(store: LedgerStore, path: str | os.PathLike[str]) -> None:
-    """Write ``store``'s limits and entries to a new SQLite ledger file."""
-    from ._sqlite_ledger import SQLiteLedger, _expand, _refuse_existing
+    """Write ``store``'s limits and entries to a new SQLite ledger file.
+
+    The copy is written under a scratch name and linked to ``path`` only when
+    complete, so it never merges into (or replaces) a file that appears at
+    ``path`` meanwhile: :class:`FileExistsError` then.
+    """
+    from ._sqlite_ledger import SQLiteLedger, _expand, _refuse_existing, _write_new_file
 
     target = _expand(path)
     _refuse_existing(target)
     entries = store.entries()  # one read: a consistent list
-    copy = SQLiteLedger(target, *store.limits)
-    try:
-        copy.import_entries(entries)
-    finally:
-        copy.close()
+
+    def write(scratch: str) -> None:
+        copy = SQLiteLedger(scratch, *store.limits)
+        try:
+            copy.import_entries(entries)
+        finally:
+            copy.close()
+
+    _write_new_file(target, write)

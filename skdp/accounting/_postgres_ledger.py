@@ -159,8 +159,10 @@ class PostgreSQLLedger:
 
     *Tampering.* Every entry stores a SHA-256 hash chained to the previous
     one (``skdp/accounting/_chain.py``) and the ledger's row stores the
-    head (count and last hash). The whole chain is verified on opening and
-    on every read: an edited, reordered or deleted entry, or an entries
+    head (count and last hash). The whole chain, and the row's identifier,
+    format and limits, are verified on opening and on every read and spend
+    (in the transaction that reads): an edited, reordered or deleted entry,
+    an edited or deleted row of ``skdp_ledger_meta``, or an entries
     table restored from an older dump, raises
     :class:`~skdp.exceptions.LedgerError`. A handle that has read ``n``
     entries also refuses a ledger that later holds fewer (the whole database
@@ -319,23 +321,41 @@ class PostgreSQLLedger:
                 if not self._tables_exist(conn):
                     for statement in _SCHEMA:
                         conn.execute(statement)
-            row = conn.execute(
+            select = (
                 f"SELECT format, ledger_id, epsilon, delta FROM {_META} "
-                "WHERE name = %s FOR UPDATE",
-                (self.name,),
-            ).fetchone()
+                "WHERE name = %s FOR UPDATE"
+            )
+            row = conn.execute(select, (self.name,)).fetchone()
             if row is None:
                 if wanted is None:
                     raise LedgerError(
                         f"There is no privacy ledger {self.where}; give epsilon "
                         "and delta to create one."
                     )
+                orphans = conn.execute(
+                    f"SELECT count(*) FROM {_ENTRIES} WHERE name = %s",
+                    (self.name,),
+                ).fetchone()[0]
+                if orphans:
+                    # Raising rolls back this transaction: nothing is created.
+                    raise LedgerError(
+                        f"The privacy ledger {self.where} exists but cannot be "
+                        f"verified: {_ENTRIES} holds {orphans} of its entries but "
+                        f"{_META} has no row for it (deleted, or the table "
+                        "dropped, outside skdp). It is never created again over "
+                        "its entries (that would grant the whole budget again). "
+                        "Restore the ledger's row, or the database, from a "
+                        "backup; to start a new ledger, use another name."
+                    )
                 ledger_id = uuid.uuid4().hex
-                row = (_FORMAT, ledger_id, wanted[0], wanted[1])
+                # A client creating the same ledger at this moment waits on
+                # the primary key; the later one inserts nothing and both
+                # read the row that won.
                 conn.execute(
                     f"INSERT INTO {_META} (name, format, ledger_id, epsilon, "
                     "delta, created, head_count, head_hash) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, 0, %s)",
+                    "VALUES (%s, %s, %s, %s, %s, %s, 0, %s) "
+                    "ON CONFLICT (name) DO NOTHING",
                     (
                         self.name,
                         _FORMAT,
@@ -346,6 +366,7 @@ class PostgreSQLLedger:
                         genesis_hash(ledger_id, wanted),
                     ),
                 )
+                row = conn.execute(select, (self.name,)).fetchone()
             return row
 
         fmt, ledger_id, epsilon, delta = self._transaction("open", body)
@@ -396,8 +417,8 @@ class PostgreSQLLedger:
         if not lock:
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         row = conn.execute(
-            f"SELECT ledger_id, epsilon, delta, head_count, head_hash FROM {_META} "
-            "WHERE name = %s" + (" FOR UPDATE" if lock else ""),
+            f"SELECT ledger_id, epsilon, delta, head_count, head_hash, format "
+            f"FROM {_META} WHERE name = %s" + (" FOR UPDATE" if lock else ""),
             (self.name,),
         ).fetchone()
         if row is None or row[0] != self.ledger_id:
@@ -408,6 +429,13 @@ class PostgreSQLLedger:
                 "was deleted or replaced, or this process reached another "
                 "database. Every process spending from this budget must reach "
                 "the same database."
+            )
+        if row[5] != _FORMAT:
+            raise LedgerError(
+                f"The format of the privacy ledger {self.where} was changed from "
+                f"{_FORMAT!r} to {row[5]!r} outside skdp after this process "
+                "opened it, so it can no longer be trusted and nothing was "
+                "recorded."
             )
         if (float(row[1]), float(row[2])) != self.limits:
             raise LedgerError(

@@ -68,10 +68,33 @@ def _expand(path: str | os.PathLike[str]) -> str:
 def _refuse_existing(path: str) -> None:
     """A backup never overwrites: an existing file may be another ledger."""
     if os.path.lexists(path):
-        raise FileExistsError(
-            f"{path!r} already exists; a ledger backup is written to a new "
-            "file only (remove it or choose another path)."
-        )
+        raise _exists_error(path)
+
+
+def _exists_error(path: str) -> FileExistsError:
+    return FileExistsError(
+        f"{path!r} already exists; a ledger backup is written to a new "
+        "file only (remove it or choose another path)."
+    )
+
+
+def _write_new_file(target: str, write: Callable[[str], object]) -> None:
+    """Let ``write`` fill a new file, then give it the name ``target``.
+
+    ``write(scratch)`` receives an unused path in ``target``'s directory.
+    The finished file gets its name with :func:`_publish`, so ``target``
+    appears complete or not at all, and a file that appeared there in the
+    meantime is never replaced: :class:`FileExistsError` then, and the
+    scratch file is removed either way.
+    """
+    scratch = _scratch_name(target)
+    try:
+        write(scratch)
+        _fsync(scratch)
+        if not _publish(scratch, target):
+            raise _exists_error(target)
+    finally:
+        _remove_file(scratch)
 
 
 # Connections opened before a fork must never be used or closed in the child
@@ -110,9 +133,12 @@ class SQLiteLedger:
     Parameters
     ----------
     path : str or os.PathLike
-        The database file (``~`` is expanded to the user's home). It is
-        created (with its directory's permissions) when it does not exist and
-        ``epsilon`` is given.
+        The database file (``~`` is expanded to the user's home). A new
+        ledger is created only where no file exists and ``epsilon`` is given
+        (written whole, then linked into place, so racing processes end up
+        sharing one ledger). A file that exists is opened and must verify as
+        a whole skdp ledger; an empty, truncated or foreign file raises
+        :class:`~skdp.exceptions.LedgerError` and is left as it is.
     epsilon, delta : float, default=None
         The limits of the budget. For a new file they are stored in it; for an
         existing file they must equal the stored ones. ``None`` opens an
@@ -164,7 +190,11 @@ class SQLiteLedger:
     entry edited (even keeping its length), deleted, reordered or moved from
     another ledger, a truncated file, or a ledger that went back to an older
     state while a process had it open (a restored copy, a deleted ``-wal``)
-    raises :class:`~skdp.exceptions.LedgerError` and nothing is spent. The
+    raises :class:`~skdp.exceptions.LedgerError` and nothing is spent; so
+    does a file whose length is not the one its SQLite header records (cut,
+    padded, or left by a spend interrupted mid-commit whose ``-journal`` was
+    lost), checked on every read, and one SQLite's ``quick_check`` finds
+    damaged, checked on opening. The
     comparison reads the whole ledger, once per read that follows another
     writer's commit (a few tenths of a second for 50,000 entries; a read with
     no other writer in between costs well under a millisecond). Bytes
@@ -233,6 +263,9 @@ class SQLiteLedger:
         self.ledger_id, self.limits = self._open_or_create(wanted)
         try:
             self.entries()  # verifies the whole chain and the head
+        except LedgerError as exc:
+            self.close()
+            raise self._unverifiable(str(exc)) from exc
         except BaseException:
             self.close()
             raise
@@ -263,6 +296,7 @@ class SQLiteLedger:
         )
 
     def _new_connection(self, mode: str) -> sqlite3.Connection:
+        """A connection to the file (``mode=rw`` never creates one); no read yet."""
         try:
             conn = sqlite3.connect(
                 self._uri(mode),
@@ -273,20 +307,91 @@ class SQLiteLedger:
             )
         except sqlite3.Error as exc:
             raise self._fail("open", exc) from exc
-        try:
-            conn.execute("PRAGMA synchronous=FULL")
-        except sqlite3.Error as exc:
-            conn.close()
-            raise self._fail("open", exc) from exc
         return conn
 
+    def _unverifiable(self, why: str) -> LedgerError:
+        """The error for an existing file that is not a whole, verified ledger."""
+        return LedgerError(
+            f"The file {self.path!r} exists but cannot be verified as an skdp "
+            f"privacy ledger: {why.rstrip('.')}. An existing file is never taken "
+            "for a new, empty ledger (that would grant the whole budget again) and "
+            "is left as it is. If it is your ledger, restore it from a backup "
+            "(PrivacyBudget.backup or SQLiteLedger.backup writes one) and keep "
+            "this file to inspect; to start a new ledger, give a path where no "
+            "file exists." + (_fix_for(True) if self.temporary else "")
+        )
+
     def _open_or_create(self, wanted):
-        """Open the file, initialise it if new, and return (id, limits)."""
-        conn = self._new_connection("rw" if wanted is None else "rwc")
+        """Create the file if no file is at ``path``; open it; return (id, limits).
+
+        Creation is all or nothing (:func:`_create_ledger_file`): a file at
+        ``path`` is always a complete ledger written by skdp, so whatever is
+        found there is opened and verified, never initialised.
+        """
+        if wanted is not None:
+            try:
+                _create_ledger_file(self.path, wanted, self.journal_mode)
+            except (OSError, sqlite3.Error) as exc:
+                reason = getattr(exc, "strerror", None) or exc
+                raise LedgerError(
+                    f"Cannot open the privacy ledger at {self.path!r}: no file is "
+                    f"there and none can be created in its directory ({reason})."
+                    + _fix_for(self.temporary)
+                ) from exc
+        conn, meta = self._open_verified()
         try:
-            if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
-                conn.execute(f"PRAGMA journal_mode={self.journal_mode}")
-            conn.execute("BEGIN IMMEDIATE")
+            if meta.get("format") is None:
+                raise self._unverifiable("its meta table has no format row")
+            if meta.get("format") != _FORMAT:
+                if meta.get("format") == "1":
+                    raise LedgerError(
+                        f"The privacy ledger at {self.path!r} has format 1 (written "
+                        "by an skdp without the ledger hash chain); this skdp reads "
+                        f"format {_FORMAT}. Run SQLiteLedger.upgrade(path) once, "
+                        "with no other process using the ledger, to add the chain. "
+                        "The upgrade trusts the entries as they are: it cannot tell "
+                        "whether the file was edited before."
+                    )
+                raise LedgerError(
+                    f"The privacy ledger at {self.path!r} has format "
+                    f"{meta.get('format')!r}; this skdp reads format {_FORMAT}."
+                )
+            try:
+                ledger_id = str(meta["ledger_id"])
+                limits = (float(meta["epsilon"]), float(meta["delta"]))
+            except (KeyError, TypeError, ValueError):
+                rows = {k: meta.get(k) for k in ("ledger_id", "epsilon", "delta")}
+                raise self._unverifiable(
+                    f"its meta table has no valid identifier and limits ({rows!r})"
+                ) from None
+            if wanted is not None and wanted != limits:
+                raise LedgerError(
+                    f"The privacy ledger at {self.path!r} was created with limits "
+                    f"(epsilon={limits[0]!r}, delta={limits[1]!r}), not "
+                    f"(epsilon={wanted[0]!r}, delta={wanted[1]!r}). A ledger's "
+                    "limits never change: open it with its own limits "
+                    "(PrivacyBudget.from_ledger(path)) or start a new ledger file."
+                )
+        except BaseException:
+            conn.close()
+            raise
+        self._adopt(conn)
+        return ledger_id, limits
+
+    def _open_verified(self) -> tuple[sqlite3.Connection, dict]:
+        """A connection to the existing file at ``path``, and its meta table.
+
+        The connection uses ``mode=rw``, so it never creates a file. The file
+        must be a whole SQLite database holding both ledger tables, exactly
+        as long as its header says (:meth:`_size_mismatch`), and pass
+        SQLite's ``quick_check``; anything else raises
+        :class:`~skdp.exceptions.LedgerError` (:meth:`_unverifiable`). The
+        hash chain is verified afterwards, by the first read.
+        """
+        conn = self._new_connection("rw")
+        try:
+            conn.execute("PRAGMA synchronous=FULL")  # reads the file's header
+            conn.execute("BEGIN")  # one snapshot; a hot journal is rolled back
             try:
                 tables = {
                     row[0]
@@ -294,68 +399,58 @@ class SQLiteLedger:
                         "SELECT name FROM sqlite_master WHERE type='table'"
                     )
                 }
-                if not tables and wanted is not None:
-                    for statement in _SCHEMA:
-                        conn.execute(statement)
-                    ledger_id = uuid.uuid4().hex
-                    conn.executemany(
-                        f"INSERT INTO {_META} (key, value) VALUES (?, ?)",
-                        [
-                            ("format", _FORMAT),
-                            ("ledger_id", ledger_id),
-                            ("epsilon", repr(wanted[0])),
-                            ("delta", repr(wanted[1])),
-                            ("created", repr(time.time())),
-                            ("head_count", "0"),
-                            ("head_hash", genesis_hash(ledger_id, wanted)),
-                        ],
+                if _META not in tables or _ENTRIES not in tables:
+                    found = f"tables {sorted(tables)}" if tables else "no tables"
+                    raise self._unverifiable(
+                        f"it is not an skdp privacy ledger ({_file_size(self.path)} "
+                        f"bytes long, with {found}: an empty or truncated file, or "
+                        "another program's SQLite database)"
                     )
-                elif _META not in tables or _ENTRIES not in tables:
-                    raise LedgerError(
-                        f"{self.path!r} is a SQLite database but not an skdp "
-                        "privacy ledger (its tables are "
-                        f"{sorted(tables) or 'none'}); give the path of a new "
-                        "file or of an existing ledger."
+                problem = self._size_mismatch(conn)
+                if problem is not None:
+                    raise self._unverifiable(problem)
+                report = [row[0] for row in conn.execute("PRAGMA quick_check(5)")]
+                if report != ["ok"]:
+                    raise self._unverifiable(
+                        "SQLite's quick_check finds it damaged: " + "; ".join(report)
                     )
                 meta = dict(conn.execute(f"SELECT key, value FROM {_META}"))
-                conn.execute("COMMIT")
-            except BaseException:
+            finally:
                 if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+                    conn.execute("ROLLBACK")  # it only read
         except sqlite3.Error as exc:
             conn.close()
-            raise self._fail("open", exc) from exc
+            raise self._unverifiable(f"SQLite cannot read it ({exc})") from exc
         except BaseException:
             conn.close()
             raise
-        if meta.get("format") != _FORMAT:
-            conn.close()
-            if meta.get("format") == "1":
-                raise LedgerError(
-                    f"The privacy ledger at {self.path!r} has format 1 (written "
-                    "by an skdp without the ledger hash chain); this skdp reads "
-                    f"format {_FORMAT}. Run SQLiteLedger.upgrade(path) once, with "
-                    "no other process using the ledger, to add the chain. The "
-                    "upgrade trusts the entries as they are: it cannot tell "
-                    "whether the file was edited before."
-                )
-            raise LedgerError(
-                f"The privacy ledger at {self.path!r} has format "
-                f"{meta.get('format')!r}; this skdp reads format {_FORMAT}."
-            )
-        limits = (float(meta["epsilon"]), float(meta["delta"]))
-        if wanted is not None and wanted != limits:
-            conn.close()
-            raise LedgerError(
-                f"The privacy ledger at {self.path!r} was created with limits "
-                f"(epsilon={limits[0]!r}, delta={limits[1]!r}), not "
-                f"(epsilon={wanted[0]!r}, delta={wanted[1]!r}). A ledger's limits "
-                "never change: open it with its own limits "
-                "(PrivacyBudget.from_ledger(path)) or start a new ledger file."
-            )
-        self._adopt(conn)
-        return meta["ledger_id"], limits
+        return conn, meta
+
+    def _size_mismatch(self, conn: sqlite3.Connection) -> str | None:
+        """What is wrong with the file's length, or None (call in a transaction).
+
+        A committed rollback-journal database is exactly ``page_count`` pages
+        long: SQLite extends and truncates the file at each commit, and the
+        transaction's read lock keeps writers out. A file of another length
+        was cut, padded, partly copied, or interrupted mid-commit and lost the
+        ``-journal`` that would have undone it. In WAL mode the same holds
+        while the ``-wal`` is empty (a ledger at rest); once it holds frames,
+        the last pages live there and SQLite's own checks must do.
+        """
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if mode.lower() == "wal" and _file_size(f"{self.path}-wal"):
+            return None
+        size = _file_size(self.path)
+        if size is None or size == pages * page_size:
+            return None  # a missing file is for _check_still_at_path
+        return (
+            f"it is {size} bytes long but its SQLite header says {pages} pages of "
+            f"{page_size} bytes ({pages * page_size} bytes): it was truncated, "
+            "extended or only partly copied, or a spend was interrupted and the "
+            "-journal file that would undo it was lost"
+        )
 
     def _adopt(self, conn: sqlite3.Connection) -> None:
         """Use ``conn`` from now on; remember which files it works with."""
@@ -392,12 +487,7 @@ class SQLiteLedger:
         Called with the lock from :meth:`_process_lock` held.
         """
         if self._conn is None:
-            conn = self._new_connection("rw")
-            try:
-                meta = dict(conn.execute(f"SELECT key, value FROM {_META}"))
-            except sqlite3.Error as exc:
-                conn.close()
-                raise self._fail("read", exc) from exc
+            conn, meta = self._open_verified()
             if meta.get("ledger_id") != self.ledger_id:
                 conn.close()
                 raise LedgerError(
@@ -537,6 +627,12 @@ class SQLiteLedger:
         recorded = self._check_meta(
             dict(conn.execute(f"SELECT key, value FROM {_META}"))
         )
+        problem = self._size_mismatch(conn)
+        if problem is not None:
+            raise LedgerError(
+                f"The privacy ledger at {where} changed outside skdp: {problem}; "
+                "it can no longer be trusted and nothing was recorded."
+            )
         if recorded[0] < n:
             raise self._rolled_back(recorded[0])
         if version != self._data_version:
@@ -751,9 +847,8 @@ class SQLiteLedger:
                     expected = list(self._refresh(conn))  # verify the source
                 finally:
                     conn.execute("COMMIT")
-                _copy_database(conn, target)
+                _write_new_file(target, lambda scratch: _copy_database(conn, scratch))
             except sqlite3.Error as exc:
-                _remove_file(target)
                 raise self._fail("back up", exc) from exc
         copy = SQLiteLedger(target)  # verifies the whole chain and the head
         try:
@@ -842,6 +937,123 @@ class SQLiteLedger:
         return f"SQLiteLedger({self.path!r})"
 
 
+def _file_size(path: str) -> int | None:
+    """Length in bytes of the file at ``path``, None if there is none."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
+
+
+def _create_ledger_file(
+    path: str, limits: tuple[float, float], journal_mode: str
+) -> bool:
+    """Create a new, empty ledger at ``path`` unless a file is there already.
+
+    The ledger is written completely into a private file in the same
+    directory and then given its name with :func:`_publish`, which never
+    replaces a file. So no process ever sees an empty or half-written file
+    at ``path``: any file there is a whole ledger or something to refuse.
+    Returns False when a file (a ledger another process has just created,
+    or anything else) is already at ``path``.
+    """
+    if os.path.lexists(path):
+        return False
+    scratch = _private_file_beside(path)
+    try:
+        conn = sqlite3.connect(scratch, isolation_level=None)
+        try:
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute(f"PRAGMA journal_mode={journal_mode}")
+            conn.execute("BEGIN IMMEDIATE")
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            ledger_id = uuid.uuid4().hex
+            conn.executemany(
+                f"INSERT INTO {_META} (key, value) VALUES (?, ?)",
+                [
+                    ("format", _FORMAT),
+                    ("ledger_id", ledger_id),
+                    ("epsilon", repr(limits[0])),
+                    ("delta", repr(limits[1])),
+                    ("created", repr(time.time())),
+                    ("head_count", "0"),
+                    ("head_hash", genesis_hash(ledger_id, limits)),
+                ],
+            )
+            conn.execute("COMMIT")
+            if journal_mode == "wal":
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
+        _fsync(scratch)
+        return _publish(scratch, path)
+    finally:
+        _remove_file(scratch)
+
+
+def _scratch_name(path: str) -> str:
+    """An unused name in ``path``'s directory for a file being written."""
+    directory, name = os.path.split(path)
+    return os.path.join(directory, f".{name}.{uuid.uuid4().hex}.skdp-new")
+
+
+def _private_file_beside(path: str) -> str:
+    """A new, empty file in ``path``'s directory that nothing else uses."""
+    scratch = _scratch_name(path)
+    os.close(os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    return scratch
+
+
+def _publish(source: str, target: str) -> bool:
+    """Give the complete file ``source`` the name ``target`` if it is free.
+
+    A hard link is atomic and fails when anything (even a dangling symlink)
+    is at ``target``, so ``target`` is either absent or the whole file; the
+    caller then removes ``source``. Where hard links are not supported, the
+    bytes are copied into ``target`` created with ``O_EXCL`` (a process
+    opening ``target`` during that copy finds a short file and refuses it:
+    safe, and never taken for a new ledger). Returns False when ``target``
+    exists.
+    """
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        return False
+    except OSError:  # no hard links on this filesystem
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return False
+        try:
+            with open(source, "rb") as f:
+                data = memoryview(f.read())
+            while data:
+                data = data[os.write(fd, data) :]
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            os.remove(target)  # ours, and never a complete ledger
+            raise
+        os.close(fd)
+    _fsync(os.path.dirname(target))  # the new name survives a crash
+    return True
+
+
+def _fsync(path: str) -> None:
+    """Flush a file (or directory entry) to disk, where the OS allows it."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # directories cannot be fsync'ed everywhere
+    finally:
+        os.close(fd)
+
+
 def _identity(path: str) -> tuple[int, int] | None:
     """``(device, inode)`` of the file at ``path``, None if missing."""
     try:
@@ -860,11 +1072,6 @@ def _copy_database(source: sqlite3.Connection, target: str) -> None:
         dest.execute("PRAGMA synchronous=FULL")
     finally:
         dest.close()
-    fd = os.open(target, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _remove_file(path: str) -> None:

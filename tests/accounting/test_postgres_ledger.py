@@ -218,3 +218,121 @@ def test_head_and_backup_to_a_sqlite_file(postgres_url, tmp_path):
     copy = PrivacyBudget.from_ledger(tmp_path / "copy.db")
     assert (copy.epsilon, copy.delta) == (1.0, 1e-6)
     assert copy.ledger == budget.ledger
+
+
+def _count_entries(postgres_url, name):
+    import psycopg
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        return conn.execute(
+            "SELECT count(*) FROM skdp_ledger_entries WHERE name = %s", (name,)
+        ).fetchone()[0]
+
+
+@pytest.mark.parametrize("edited", ["0", "2", "", "deleted"])
+def test_an_open_handle_refuses_a_ledger_whose_format_row_changed(postgres_url, edited):
+    """Every read and spend checks the format, in the transaction that reads."""
+    import psycopg
+
+    name = _name()
+    budget = PrivacyBudget(1.0, ledger=f"{postgres_url}#{name}")
+    budget.spend(LaplaceEvent(0.25), label="x")
+    copy_ = PostgreSQLLedger(postgres_url, name=name)  # a second, open handle
+    with psycopg.connect(postgres_url, autocommit=True) as conn, conn.transaction():
+        if edited == "deleted":  # the ledger's row (its entries must go first)
+            conn.execute("DELETE FROM skdp_ledger_entries WHERE name = %s", (name,))
+            conn.execute("DELETE FROM skdp_ledger_meta WHERE name = %s", (name,))
+        else:
+            conn.execute(
+                "UPDATE skdp_ledger_meta SET format = %s WHERE name = %s",
+                (edited, name),
+            )
+    match = "deleted or replaced" if edited == "deleted" else "format"
+    before = _count_entries(postgres_url, name)
+    with pytest.raises(LedgerError, match=match):
+        budget.spend(LaplaceEvent(0.25))
+    with pytest.raises(LedgerError, match=match):
+        budget.spent()
+    with pytest.raises(LedgerError, match=match):
+        copy_.entries()
+    with pytest.raises(LedgerError, match=match):
+        copy_.append_if(LaplaceEvent(0.25), "copy", lambda events: None)
+    assert _count_entries(postgres_url, name) == before  # nothing was recorded
+
+
+@pytest.fixture
+def private_schema(postgres_url):
+    """A URL whose search_path is a fresh schema: its tables may be damaged."""
+    import psycopg
+
+    schema = f"damaged_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield f"{postgres_url}?options=-csearch_path%3D{schema}", schema
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.mark.parametrize("damage", ["meta table dropped", "meta row deleted"])
+def test_a_ledger_whose_meta_row_is_gone_is_not_created_again(private_schema, damage):
+    """Entries without their ledger's row: refused, and no new row is made."""
+    import psycopg
+
+    url, schema = private_schema
+    name = _name()
+    budget = PrivacyBudget(1.0, ledger=f"{url}#{name}")
+    budget.spend(LaplaceEvent(0.75), label="x")
+    budget.store.close()
+    with psycopg.connect(url, autocommit=True) as admin:
+        if damage == "meta table dropped":  # also drops the foreign key
+            admin.execute("DROP TABLE skdp_ledger_meta CASCADE")
+        else:
+            admin.execute(
+                "ALTER TABLE skdp_ledger_entries "
+                "DROP CONSTRAINT skdp_ledger_entries_name_fkey"
+            )
+            admin.execute("DELETE FROM skdp_ledger_meta WHERE name = %s", (name,))
+    for _ in range(2):  # and again: the first refusal left nothing behind
+        with pytest.raises(LedgerError, match="exists but cannot be verified"):
+            PrivacyBudget(1.0, ledger=f"{url}#{name}")
+    with psycopg.connect(url, autocommit=True) as admin:
+        exists = admin.execute("SELECT to_regclass('skdp_ledger_meta')").fetchone()
+        if damage == "meta table dropped":
+            assert exists == (None,)  # not even the table was made again
+        else:
+            assert admin.execute(
+                "SELECT count(*) FROM skdp_ledger_meta WHERE name = %s", (name,)
+            ).fetchone() == (0,)
+        assert admin.execute(
+            "SELECT count(*) FROM skdp_ledger_entries WHERE name = %s", (name,)
+        ).fetchone() == (1,)
+
+
+def test_clients_creating_one_new_named_ledger_at_once_share_it(postgres_url):
+    import threading
+
+    n_clients = 4
+    for _ in range(5):
+        name, barrier, results = _name(), threading.Barrier(n_clients), []
+
+        def create_and_spend(name=name, barrier=barrier, results=results):
+            try:
+                barrier.wait(timeout=60)
+                store = PostgreSQLLedger(postgres_url, 1.0, 0.0, name=name)
+                store.append_if(LaplaceEvent(0.01), "client", lambda events: None)
+                results.append(store.ledger_id)
+                store.close()
+            except Exception as exc:  # reported below
+                results.append(repr(exc))
+
+        threads = [threading.Thread(target=create_and_spend) for _ in range(n_clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert len(results) == n_clients and len(set(results)) == 1, results
+        store = PostgreSQLLedger(postgres_url, name=name)
+        assert store.ledger_id == results[0] and len(store.entries()) == n_clients
+        store.close()

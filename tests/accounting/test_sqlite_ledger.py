@@ -99,7 +99,10 @@ def _other_database(p):
 @pytest.mark.parametrize(
     "make, match",
     [
-        (lambda p: p.write_bytes(os.urandom(4096)), "Cannot open.*not a database"),
+        (
+            lambda p: p.write_bytes(os.urandom(4096)),
+            "exists but cannot be verified.*not a database",
+        ),
         (_other_database, "not an skdp privacy ledger"),
         (lambda p: p.mkdir(), "Cannot open"),
     ],
