@@ -219,11 +219,16 @@ def plan_gaussian(
     delta: float | None = None,
     noise_multiplier: float | None = None,
     label: str = "",
+    magnitude: float | None = None,
 ) -> NoisePlan:
     r"""Plan the Gaussian mechanism on ``size`` coordinates.
 
     Give either ``epsilon`` and ``delta`` (analytic calibration, Balle &
-    Wang 2018) or ``noise_multiplier``.
+    Wang 2018) or ``noise_multiplier``. ``magnitude`` is a public bound on
+    ``|value|`` that the plan must carry exactly, as in
+    :func:`plan_laplace`: the grid is coarsened (by powers of two) until it
+    is within ``2**50`` grid steps, and the larger rounding slack is in the
+    noise. ``None`` keeps the default grid.
 
     Returns
     -------
@@ -262,7 +267,13 @@ def plan_gaussian(
             )
         noise_multiplier = _check_positive("noise_multiplier", noise_multiplier)
     _check_scale(noise_multiplier * sensitivity, "the Gaussian mechanism")
+    if magnitude is not None:
+        magnitude = float(magnitude)
+        if not (math.isfinite(magnitude) and magnitude >= 0):
+            raise ValueError(f"magnitude must be finite and >= 0, got {magnitude!r}.")
     gamma = grid_spacing(noise_multiplier * sensitivity)
+    if magnitude is not None and magnitude / gamma > _MAX_GRID_INDEX:
+        gamma = 2.0 ** math.ceil(math.log2(magnitude / _MAX_GRID_INDEX))
     scale = noise_multiplier * (sensitivity + math.sqrt(size) * gamma) / gamma
     return NoisePlan(
         "gaussian",
