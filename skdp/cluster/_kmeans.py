@@ -385,7 +385,8 @@ class DPKMeans(
     def __getstate__(self):
         # labels_ is a per-row function of the private rows (Notes): it is
         # for the data holder's own use and never travels with the model.
-        state = super().__getstate__()
+        # A copy: BaseEstimator returns the instance's own __dict__ here.
+        state = dict(super().__getstate__())
         state.pop("labels_", None)
         return state
 

@@ -69,6 +69,7 @@ def plan_adassp(
     delta: float,
     row_norm: float,
     target_bound: float,
+    n_samples: int,
     n_features: int,
     alpha: float,
     eigenvalue_share: float | None = None,
@@ -83,6 +84,9 @@ def plan_adassp(
         ``R``: every row of ``Z`` has norm at most ``R``.
     target_bound : float
         ``T``: every target has ``|t| <= T``.
+    n_samples : int
+        ``n``, rows of ``Z`` (public): the released sums are at most ``n
+        R**2`` and ``n R T`` in magnitude, which the noise grid must carry.
     n_features : int
         ``d``, columns of ``Z``.
     alpha : float
@@ -125,7 +129,8 @@ def plan_adassp(
     --------
     >>> from skdp.linear_model._adassp import plan_adassp
     >>> plan = plan_adassp(epsilon=1.0, delta=1e-6, row_norm=1.0,
-    ...                    target_bound=1.0, n_features=3, alpha=0.0)
+    ...                    target_bound=1.0, n_samples=100, n_features=3,
+    ...                    alpha=0.0)
     >>> [p.sensitivity for p in (plan.eigenvalue_noise, plan.moment_noise)]
     [1.0, 2.0]
     >>> len(plan.event.events)
@@ -138,11 +143,15 @@ def plan_adassp(
         eigenvalue_share = EIGENVALUE_SHARE
     shares = (eigenvalue_share, (1 - eigenvalue_share) / 2, (1 - eigenvalue_share) / 2)
     d = int(n_features)
-    total = grid_gaussian_noise_multiplier(
-        epsilon, delta, (1, d * (d + 1) // 2, d), shares
+    check_magnitudes(
+        "AdaSSP",
+        **{
+            "R**2": row_norm**2,
+            "R T": row_norm * target_bound,
+            "n R**2": n_samples * row_norm**2,
+            "n R T": n_samples * row_norm * target_bound,
+        },
     )
-    multipliers = [total / math.sqrt(w) for w in shares]
-    check_magnitudes("AdaSSP", **{"R**2": row_norm**2, "R T": row_norm * target_bound})
     # The released Gram matrix is dense (noise on every entry) whether or
     # not Z is sparse: a 100,000-column TF-IDF matrix would need 480 GB, so
     # such a fit is refused here, before the charge.
@@ -153,14 +162,33 @@ def plan_adassp(
         "use fewer features, or method='gradient' or 'objective', which never "
         "form a d x d matrix on large data",
     )
-    eigenvalue = plan_gaussian(row_norm**2, 1, noise_multiplier=multipliers[0])
+    # Public bounds on the released values, for the noise grids to carry
+    # them exactly: lambda_min, the diagonal of Z^T Z and sqrt(2) times its
+    # off-diagonal entries are at most n R**2, the entries of Z^T t at most
+    # n R T; twice that leaves room for the rounding of the sums.
+    gram_bound = 2.0 * n_samples * row_norm**2
+    moment_bound = 2.0 * n_samples * row_norm * target_bound
+    parts = [
+        (row_norm**2, 1, shares[0], gram_bound),
+        (math.sqrt(2.0) * row_norm**2, d * (d + 1) // 2, shares[1], gram_bound),
+        (2.0 * row_norm * target_bound, d, shares[2], moment_bound),
+    ]
+    total = grid_gaussian_noise_multiplier(epsilon, delta, parts)
+    multipliers = [total / math.sqrt(w) for w in shares]
+    eigenvalue = plan_gaussian(
+        row_norm**2, 1, noise_multiplier=multipliers[0], magnitude=gram_bound
+    )
     gram = plan_gaussian(
         math.sqrt(2.0) * row_norm**2,
         d * (d + 1) // 2,
         noise_multiplier=multipliers[1],
+        magnitude=gram_bound,
     )
     moment = plan_gaussian(
-        2.0 * row_norm * target_bound, d, noise_multiplier=multipliers[2]
+        2.0 * row_norm * target_bound,
+        d,
+        noise_multiplier=multipliers[2],
+        magnitude=moment_bound,
     )
     return AdaSSPPlan(
         eigenvalue_noise=eigenvalue,

@@ -665,7 +665,8 @@ def plan_full_batch_gd(
     ``2 c``.)
 
     *Mechanism.* A step adds discrete Gaussian noise on a grid of spacing
-    ``gamma`` with standard deviation ``s (2 c + sqrt(p) gamma)``, ``p =
+    ``gamma`` (coarse enough to carry ``|S| <= n c`` exactly) with
+    standard deviation ``s (2 c + sqrt(p) gamma)``, ``p =
     n_models * d`` coordinates (:func:`~skdp.mechanisms.plan_gaussian`, the
     ``sqrt(p) gamma`` covering the rounding to the grid): a Gaussian
     mechanism of noise multiplier ``s``, ``GaussianEvent(s)``. The step's
@@ -720,8 +721,14 @@ def plan_full_batch_gd(
         increasing=False,
         bracket=(0.5 * math.sqrt(steps), 2.0 * math.sqrt(steps)),
     )
+    # Every row adds at most c to each coordinate of the clipped sum, so
+    # |S| <= n c: the noise grid must carry that (twice it leaves room for
+    # the rounding of the sum), or a large n would be clipped.
     noise = plan_gaussian(
-        2.0 * clip, n_models * n_features, noise_multiplier=noise_multiplier
+        2.0 * clip,
+        n_models * n_features,
+        noise_multiplier=noise_multiplier,
+        magnitude=2.0 * n_samples * clip,
     )
     if learning_rate is None:
         learning_rate = default_learning_rate(

@@ -306,6 +306,7 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
             delta=prepared.delta,
             row_norm=prepared.row_norm,
             target_bound=1.0,
+            n_samples=prepared.Z.shape[0],
             n_features=prepared.Z.shape[1],
             alpha=float(self.alpha),
         )

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..accounting._analytic_gaussian import gaussian_noise_multiplier
+from ..accounting._analytic_gaussian import gaussian_epsilon, gaussian_noise_multiplier
 from ..accounting._events import (
     DiscreteGaussianEvent,
     DiscreteLaplaceEvent,
@@ -238,11 +238,16 @@ def plan_gaussian(
     delta: float | None = None,
     noise_multiplier: float | None = None,
     label: str = "",
+    magnitude: float | None = None,
 ) -> NoisePlan:
     r"""Plan the Gaussian mechanism on ``size`` coordinates.
 
     Give either ``epsilon`` and ``delta`` (analytic calibration, Balle &
-    Wang 2018) or ``noise_multiplier``.
+    Wang 2018) or ``noise_multiplier``. ``magnitude`` is a public bound on
+    ``|value|`` that the plan must carry exactly, as in
+    :func:`plan_laplace`: the grid is coarsened (by powers of two) until it
+    is within ``2**50`` grid steps, and the larger rounding slack is in the
+    noise. ``None`` keeps the default grid.
 
     Returns
     -------
@@ -265,6 +270,10 @@ def plan_gaussian(
     """
     sensitivity = _check_positive("sensitivity", sensitivity)
     size = _check_size(size)
+    if magnitude is not None:
+        magnitude = float(magnitude)
+        if not (math.isfinite(magnitude) and magnitude >= 0):
+            raise ValueError(f"magnitude must be finite and >= 0, got {magnitude!r}.")
     if noise_multiplier is None:
         if epsilon is None or delta is None:
             raise ValueError("Give epsilon and delta, or noise_multiplier.")
@@ -274,7 +283,9 @@ def plan_gaussian(
             raise ValueError(
                 f"delta must be in (0, 1) for Gaussian noise, got {delta!r}."
             )
-        noise_multiplier = grid_gaussian_noise_multiplier(epsilon, delta, (size,))
+        noise_multiplier = grid_gaussian_noise_multiplier(
+            epsilon, delta, [(sensitivity, size, 1.0, magnitude)]
+        )
     else:
         if epsilon is not None or delta is not None:
             raise ValueError(
@@ -282,7 +293,14 @@ def plan_gaussian(
             )
         noise_multiplier = _check_positive("noise_multiplier", noise_multiplier)
     _check_scale(noise_multiplier * sensitivity, "the Gaussian mechanism")
+    return _gaussian_plan(sensitivity, size, noise_multiplier, magnitude, label)
+
+
+def _gaussian_plan(sensitivity, size, noise_multiplier, magnitude, label):
+    """The grid, the scale in grid steps and the event of a Gaussian plan."""
     gamma = grid_spacing(noise_multiplier * sensitivity)
+    if magnitude is not None and magnitude / gamma > _MAX_GRID_INDEX:
+        gamma = 2.0 ** math.ceil(math.log2(magnitude / _MAX_GRID_INDEX))
     # Rounding to the grid moves the L2 distance of neighbours' indices by at
     # most sqrt(size) steps (one per coordinate that differs).
     steps = sensitivity / gamma + math.sqrt(size)
@@ -291,6 +309,52 @@ def plan_gaussian(
         noise_multiplier, steps, math.sqrt(size) * steps, label=label
     )
     return NoisePlan("gaussian", size, sensitivity, gamma, scale, event)
+
+
+def grid_gaussian_noise_multiplier(epsilon: float, delta: float, parts) -> float:
+    """Multiplier ``s`` of Gaussian releases on grids within ``(epsilon, delta)``.
+
+    ``parts`` lists ``(sensitivity, size, share, magnitude)``: a
+    :func:`plan_gaussian` release each, with multiplier ``s / sqrt(share)``
+    (shares of ``s**-2`` summing to 1). Continuous Gaussian mechanisms of
+    these multipliers compose to one of multiplier ``s`` exactly (Balle &
+    Wang 2018, Theorem 8); the discrete releases add their lattice shifts
+    (:class:`~skdp.accounting.DiscreteGaussianEvent`), so ``s`` is the
+    smallest multiplier found with ``gaussian_epsilon(s, delta) + sum of
+    the shifts <= epsilon``: the analytic multiplier of ``epsilon`` minus
+    the shifts, checked on the plans themselves (the shifts shrink as ``s``
+    grows, except by at most a factor 2 where the grid doubles), with a
+    hair more noise for the bisection's accuracy (1e-13 relative).
+
+    Examples
+    --------
+    >>> from skdp.accounting import gaussian_noise_multiplier
+    >>> from skdp.mechanisms._additive import grid_gaussian_noise_multiplier
+    >>> s = grid_gaussian_noise_multiplier(1.0, 1e-5, [(1.0, 100, 1.0, None)])
+    >>> bool(0 < s / gaussian_noise_multiplier(1.0, 1e-5) - 1 < 1e-8)
+    True
+    """
+    parts = [(float(k), int(d), float(w), m) for k, d, w, m in parts]
+
+    def shifts(s):
+        return math.fsum(
+            _gaussian_plan(k, d, s / math.sqrt(w), m, "").event.lattice_shift
+            for k, d, w, m in parts
+        )
+
+    s = gaussian_noise_multiplier(epsilon, delta)
+    room = shifts(s)
+    for _ in range(64):
+        if not room < epsilon:
+            break
+        s = gaussian_noise_multiplier(epsilon - room, delta) * (1 + 1e-10)
+        if gaussian_epsilon(s, delta) + shifts(s) <= epsilon:
+            return s
+        room *= 2.0
+    raise ValueError(
+        f"epsilon={epsilon!r} is too small for Gaussian noise on a grid over "
+        f"{sum(d for _, d, _, _ in parts)} coordinates."
+    )
 
 
 def subsampled_gaussian_event(
@@ -323,47 +387,6 @@ def subsampled_gaussian_event(
         steps,
         label=label,
     )
-
-
-def grid_gaussian_noise_multiplier(
-    epsilon: float,
-    delta: float,
-    sizes: tuple[int, ...],
-    shares: tuple[float, ...] | None = None,
-) -> float:
-    """Multiplier ``s`` of Gaussian releases on grids within ``(epsilon, delta)``.
-
-    The releases are :func:`plan_gaussian` plans on ``sizes[i]``
-    coordinates with multipliers ``s / sqrt(shares[i])`` (shares of
-    ``s**-2`` summing to 1; one release of share 1 by default). Continuous
-    Gaussian mechanisms of these multipliers compose to one of multiplier
-    ``s`` (exactly, Balle & Wang 2018); the discrete ones add their lattice
-    shifts, at most ``sum_i lattice_shift_bound(s_i, sizes[i])``, which
-    shrink as ``s`` grows. So ``s`` is the analytic multiplier of
-    ``epsilon`` minus the shifts' bound at the analytic multiplier of
-    ``epsilon`` itself (a smaller ``s``, hence a larger bound), with a hair
-    more noise for the bisection's accuracy (1e-13 relative).
-
-    Examples
-    --------
-    >>> from skdp.accounting import gaussian_noise_multiplier
-    >>> from skdp.mechanisms._additive import grid_gaussian_noise_multiplier
-    >>> s = grid_gaussian_noise_multiplier(1.0, 1e-5, (100,))
-    >>> bool(0 < s / gaussian_noise_multiplier(1.0, 1e-5) - 1 < 1e-8)
-    True
-    """
-    shares = (1.0,) * len(sizes) if shares is None else tuple(shares)
-    first = gaussian_noise_multiplier(epsilon, delta)
-    room = epsilon - sum(
-        lattice_shift_bound(first / math.sqrt(w), size)
-        for w, size in zip(shares, sizes, strict=True)
-    )
-    if not room > 0:
-        raise ValueError(
-            f"epsilon={epsilon!r} is too small for Gaussian noise on a grid "
-            f"over {sum(sizes)} coordinates."
-        )
-    return gaussian_noise_multiplier(room, delta) * (1 + 1e-10)
 
 
 def worst_case_gaussian_event(

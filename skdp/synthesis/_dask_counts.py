@@ -15,8 +15,9 @@ in memory; the workers only count.
    it would cost a pass whose result (the categories) is published in the
    synthetic rows. Then :class:`DaskCodes` runs one validation pass that
    returns only a boolean per column and check (a missing value where none
-   is declared, a non-number or an infinity in a binned column), and raises
-   the in-memory fit's errors. The pass is skipped when the dtypes already
+   is declared, a non-number or an infinity in a binned column, a value the
+   encoding of a categorical column cannot look up), and raises the
+   in-memory fit's errors. The pass is skipped when the dtypes already
    rule every problem out (integer columns).
 2. **After the charge**, :meth:`DaskCodes.count` runs one map-reduce pass:
    each block is encoded with the same :func:`encode_columns` as in memory
@@ -52,7 +53,7 @@ MAX_COUNTED_CELLS = 2**25
 _TREE_BYTES = 2**29
 
 # Checks of the validation pass, one row of flags each.
-_MISSING, _NOT_NUMBER, _INFINITE = range(3)
+_MISSING, _NOT_NUMBER, _INFINITE, _UNHASHABLE = range(4)
 
 
 def _known_categories(dtype) -> bool:
@@ -134,12 +135,21 @@ def _block_columns(block, frame):
 def _check_block(block, _, domains, frame):
     """Per-column flags (counts of offending values) and the row count."""
     columns = _block_columns(block, frame)
-    flags = np.zeros((3, len(domains)), dtype=np.int64)
+    flags = np.zeros((4, len(domains)), dtype=np.int64)
     for j, (domain, values) in enumerate(zip(domains, columns, strict=True)):
         absent = is_missing(values)
         if absent.any() and not domain.missing:
             flags[_MISSING, j] = 1
         if domain.categories is not None:
+            # The counting pass (after the charge) encodes these values: try
+            # the same encoding now. Integer arrays and pandas Categoricals
+            # hold hashable values only.
+            categorical = frame and block.dtypes.iloc[j].name == "category"
+            if not (categorical or domain.vectorized(values)):
+                try:
+                    domain.encode(values)
+                except TypeError:
+                    flags[_UNHASHABLE, j] = 1
             continue
         present = values[~absent] if absent.any() else values
         try:
@@ -197,11 +207,13 @@ def maximal_cliques(cliques):
 
 
 def _refuse_checks(flags, domains):
-    from ._domain import _refuse_missing
+    from ._domain import _refuse_missing, _refuse_unhashable
 
     for j, domain in enumerate(domains):
         if flags[_MISSING, j]:
             _refuse_missing(domain.name)
+        if flags[_UNHASHABLE, j]:
+            _refuse_unhashable(domain.name)
         if flags[_NOT_NUMBER, j]:
             raise ValueError(
                 f"Column {domain.name!r} is numeric (it has bounds or a numeric "

@@ -129,7 +129,8 @@ class ColumnDomain:
         """Codes ``0 .. size - 1`` of ``values``; never raises on unknowns.
 
         Missing values get the last code when the column declares one (the
-        caller has refused them otherwise).
+        caller has refused them otherwise). A categorical column refuses
+        unhashable values (``TypeError``), which no look-up can place.
         """
         missing = is_missing(values) if self.missing else None
         if self._encodes_integers(values):
@@ -144,11 +145,14 @@ class ColumnDomain:
         if self.categories is not None:
             lookup = {value: code for code, value in enumerate(self.categories)}
             plain = _plain(values)
-            codes = np.fromiter(
-                map(lookup.get, plain, itertools.repeat(0, len(plain))),
-                dtype=np.int64,
-                count=len(plain),
-            )
+            try:
+                codes = np.fromiter(
+                    map(lookup.get, plain, itertools.repeat(0, len(plain))),
+                    dtype=np.int64,
+                    count=len(plain),
+                )
+            except TypeError:  # an unhashable value: a list, an array, ...
+                _refuse_unhashable(self.name)
         else:
             if missing is not None:
                 values = np.where(missing, self.edges[0], values)
@@ -280,6 +284,14 @@ def _refuse_missing(name):
         "{column: 'category'}) to model them as a value of their own, or fill "
         "or drop them. Whether a column may be missing is public schema, like "
         "its categories: it is not read from the data."
+    )
+
+
+def _refuse_unhashable(name):
+    raise TypeError(
+        f"Column {name!r} holds values that cannot be looked up among its "
+        "declared categories (unhashable values, such as lists or arrays); "
+        "store each cell as one value (a number, a string or a tuple)."
     )
 
 

@@ -1,5 +1,7 @@
 """DPKMeans: noise calibration, budget, leak warning, inputs, accuracy."""
 
+import copy
+import pickle
 import warnings
 
 import numpy as np
@@ -217,3 +219,29 @@ def test_training_labels_stay_out_of_a_saved_model():
     assert not hasattr(loaded, "labels_")  # a per-row function of the data
     np.testing.assert_array_equal(loaded.cluster_centers_, km.cluster_centers_)
     np.testing.assert_array_equal(loaded.predict(X), km.predict(X))
+
+
+def _pickled(model, _):
+    return pickle.loads(pickle.dumps(model))
+
+
+def _joblib_saved(model, directory):
+    joblib = pytest.importorskip("joblib")
+    joblib.dump(model, directory / "model.joblib")
+    return joblib.load(directory / "model.joblib")
+
+
+def _deep_copied(model, _):
+    return copy.deepcopy(model)
+
+
+@pytest.mark.parametrize("copy_model", [_pickled, _joblib_saved, _deep_copied])
+def test_saving_or_copying_a_model_keeps_the_original_labels(copy_model, tmp_path):
+    # __getstate__ leaves labels_ out of the copy, not out of the model.
+    X = np.random.default_rng(0).uniform(0, 1, size=(200, 3))
+    km = DPKMeans(n_clusters=3, epsilon=5.0, bounds=(0, 1), random_state=0).fit(X)
+    labels = km.labels_.copy()
+    copied = copy_model(km, tmp_path)
+    np.testing.assert_array_equal(km.labels_, labels)
+    assert not hasattr(copied, "labels_")
+    np.testing.assert_array_equal(copied.cluster_centers_, km.cluster_centers_)

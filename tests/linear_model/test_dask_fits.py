@@ -22,6 +22,7 @@ from skdp.linear_model._dask import (
     plan_full_batch_gd,
     run_full_batch_gd,
 )
+from skdp.mechanisms import add_noise
 from skdp.utils import check_random_source
 
 dask = pytest.importorskip("dask")
@@ -305,6 +306,34 @@ def test_full_batch_noise_is_calibrated():
     )
     assert abs(draws.std() / one_step.noise_std - 1) < 0.072
     assert abs(draws.mean()) < 5 * one_step.noise_std / math.sqrt(draws.size)
+
+
+def test_full_batch_noise_carries_the_largest_clipped_sum():
+    """A step's sum over 10**7 rows, up to n c per coordinate, is not clipped.
+
+    At epsilon 10 over 100 steps the default grid (about 2**-32 of the noise
+    sd) carries only about 2**18 noise sds, fewer than the n c = 10**7 c of
+    10**7 rows whose clipped gradients agree (every row alike, at W = 0).
+    """
+    n = 10**7
+    plan = plan_full_batch_gd(
+        epsilon=10.0,
+        delta=1e-5,
+        C=1.0,
+        n_samples=n,
+        n_features=D,
+        n_models=1,
+        row_norm=1.0,
+        steps=100,
+        learning_rate=None,
+        max_grad_norm=None,
+    )
+    largest = n * plan.max_grad_norm  # each row adds at most c per coordinate
+    value = np.zeros(D)
+    value[0], value[1] = largest, -largest / 3
+    noisy = add_noise(plan.noise, value, check_random_source(0))
+    # 6 sd: two-sided normal tail 2e-9 (the discrete Gaussian's is lighter).
+    np.testing.assert_array_less(np.abs(noisy - value), 6 * plan.noise_std)
 
 
 def test_full_batch_gd_is_what_runs_and_is_recorded():

@@ -36,7 +36,13 @@ def test_adassp_sensitivities_are_pinned():
     """lambda_min: R**2; upper triangle of Z^T Z: sqrt(2) R**2; Z^T t: 2 R T."""
     R, T = 1.5, 2.0
     plan = plan_adassp(
-        epsilon=1.0, delta=1e-6, row_norm=R, target_bound=T, n_features=4, alpha=0.0
+        epsilon=1.0,
+        delta=1e-6,
+        row_norm=R,
+        target_bound=T,
+        n_samples=100,
+        n_features=4,
+        alpha=0.0,
     )
     assert plan.eigenvalue_noise.sensitivity == R**2
     assert plan.gram_noise.sensitivity == pytest.approx(math.sqrt(2) * R**2)
@@ -51,6 +57,7 @@ def test_adassp_spends_exactly_its_epsilon():
         delta=1e-5,
         row_norm=1.0,
         target_bound=1.0,
+        n_samples=100,
         n_features=3,
         alpha=0.0,
         eigenvalue_share=0.1,
@@ -99,6 +106,7 @@ def test_adassp_noise_has_the_planned_scale():
         delta=1e-6,
         row_norm=1.0,
         target_bound=1.0,
+        n_samples=100,
         n_features=2,
         alpha=0.0,
     )
@@ -111,6 +119,37 @@ def test_adassp_noise_has_the_planned_scale():
     sd = plan.event.events[2].noise_multiplier * 2.0
     # The sample sd of 8000 normals is within 5 sqrt(1 / (2 * 8000)) relative.
     assert np.std(draws) == pytest.approx(sd, rel=5 / math.sqrt(16000))
+
+
+def test_adassp_carries_sufficient_statistics_beyond_the_default_grid():
+    """n R**2 past 2**50 steps of the default grid is released, not clipped.
+
+    At epsilon 10 the Gram entry's noise sd is about 1.1 and the default
+    grid (about 2**-32 of it) carries 2**18 = 262,144; 2**19 rows of [1]
+    with y = 0.5 have Z^T Z = 2**19 and Z^T t = 2**18, whose ratio the
+    clipped release put at 1.0.
+    """
+    n = 2**19
+    X, y = np.ones((n, 1)), np.full(n, 0.5)
+    reg = DPLinearRegression(
+        epsilon=10.0,
+        delta=1e-6,
+        method="adassp",
+        alpha=0.0,
+        data_norm=1.0,
+        y_bounds=(-1.0, 1.0),
+        fit_intercept=False,
+        random_state=0,
+    ).fit(X, y)
+    plan = reg.privacy_plan(X, y).settings["method"]
+    # lambda_min = n dwarfs the ridge's noise bound, so the ridge is 0 and
+    # coef = (n / 2 + e_m) / (n + e_g) ~ 0.5 + (e_m - e_g / 2) / n, with
+    # e_m, e_g the moment's and the Gram entry's noise (h = 1: t = y).
+    sd_moment = plan.moment_noise.scale * plan.moment_noise.gamma
+    sd_gram = plan.gram_noise.scale * plan.gram_noise.gamma
+    sd = math.sqrt(sd_moment**2 + (sd_gram / 2) ** 2) / n
+    # 6 sd: two-sided normal tail 2e-9 (the discrete Gaussian's is lighter).
+    assert abs(reg.coef_[0] - 0.5) <= 6 * sd
 
 
 def test_the_gram_noise_is_a_scaled_goe_within_the_ridge_bound():
@@ -129,6 +168,7 @@ def test_the_gram_noise_is_a_scaled_goe_within_the_ridge_bound():
         delta=1e-6,
         row_norm=1.0,
         target_bound=1.0,
+        n_samples=100,
         n_features=d,
         alpha=0.0,
     )
@@ -157,6 +197,7 @@ def test_run_adassp_is_accurate_and_never_fails():
         delta=1e-6,
         row_norm=math.hypot(1, 0.5),
         target_bound=1.0,
+        n_samples=len(Z),
         n_features=5,
         alpha=0.0,
     )

@@ -14,8 +14,15 @@ import pytest
 
 from skdp import DPLogisticRegression, PMWSynthesizer
 from skdp.accounting import RDPAccountant
-from skdp.mechanisms import plan_gaussian, plan_l2_noise, plan_l2_vector, plan_laplace
+from skdp.mechanisms import (
+    add_noise,
+    plan_gaussian,
+    plan_l2_noise,
+    plan_l2_vector,
+    plan_laplace,
+)
 from skdp.synthesis._mwem import plan_measurement, plan_privacy
+from skdp.utils import check_random_source
 
 
 def _gamma(scale):
@@ -124,3 +131,42 @@ def test_pmw_plan_holds_the_measurements_it_will_run():
     ).privacy_plan(X)
     sizes = {key: p.sensitivity for key, p in plan.settings["noise_plans"].items()}
     assert sizes == {3: 2.0, 9: 2.0, 27: 2.0}
+
+
+def test_gaussian_magnitude_coarsens_the_grid_to_carry_the_bound():
+    """Like plan_laplace(magnitude=...): the bound lies within 2**50 grid steps."""
+    sensitivity, multiplier, size = 1.0, 2.0, 3
+    magnitude = 2.0**60  # the default grid (2**-31 here) carries only 2**19
+    plan = plan_gaussian(
+        sensitivity, size, noise_multiplier=multiplier, magnitude=magnitude
+    )
+    gamma = 2.0**10  # the finest power of two with magnitude / gamma <= 2**50
+    assert plan.gamma == gamma
+    # The rounding slack sqrt(d) gamma of the coarser grid is in the noise.
+    assert plan.scale == multiplier * (sensitivity + math.sqrt(size) * gamma) / gamma
+    # The event is the discrete Gaussian on that grid: the multiplier asked
+    # for, the sensitivity in (coarser) grid steps with its rounding slack.
+    assert plan.event.noise_multiplier == multiplier
+    assert plan.event.sensitivity == sensitivity / gamma + math.sqrt(size)
+    assert plan.event.noise_scale == plan.scale
+    # Noise-free: the bound and its fractions are grid points within the
+    # 2**50 steps add_noise carries, so rounding loses nothing.
+    values = np.array([magnitude, -magnitude, 0.75 * magnitude])
+    steps = values / plan.gamma
+    assert np.all(steps == np.rint(steps)) and np.all(np.abs(steps) <= 2.0**50)
+    # With the noise: within 6 standard deviations of the value (two-sided
+    # normal tail 2e-9; the discrete Gaussian's tail is lighter).
+    noisy = add_noise(plan, values, check_random_source(0))
+    assert np.all(np.abs(noisy - values) <= 6 * plan.scale * plan.gamma)
+    # A bound the default grid already carries leaves the plan unchanged.
+    default = plan_gaussian(sensitivity, size, noise_multiplier=multiplier)
+    assert (
+        plan_gaussian(sensitivity, size, noise_multiplier=multiplier, magnitude=2.0**19)
+        == default
+    )
+
+
+@pytest.mark.parametrize("magnitude", [-1.0, math.inf, math.nan])
+def test_gaussian_magnitude_must_be_finite_and_non_negative(magnitude):
+    with pytest.raises(ValueError, match="magnitude must be finite"):
+        plan_gaussian(1.0, 2, noise_multiplier=1.0, magnitude=magnitude)

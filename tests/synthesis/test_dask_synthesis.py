@@ -191,3 +191,39 @@ def test_sub_marginals_are_derived_exactly_in_any_axis_order():
         flat = np.ravel_multi_index(tuple(X[:, a] for a in clique), shape)
         expected = np.bincount(flat, minlength=int(np.prod(shape))).reshape(shape)
         np.testing.assert_array_equal(codes.counts(clique), expected)
+
+
+@pytest.mark.parametrize("container", ["array", "dataframe"])
+def test_an_unhashable_value_in_a_declared_column_is_refused_before_the_charge(
+    container,
+):
+    # One list among the cells of a column with declared categories: the
+    # in-memory fit refuses it when it encodes (before the charge); the dask
+    # fit's validation pass must refuse it too, with the same error, instead
+    # of meeting it in the counting pass after the charge.
+    frame = pd.DataFrame(
+        {"a": pd.Series(["u", "v"] * 30, dtype=object), "b": [0, 1, 2] * 20}
+    )
+    frame.at[47, "a"] = ["u"]  # in the last of three blocks
+    if container == "array":
+        categories = [["u", "v"], [0, 1, 2]]
+        in_memory = frame.to_numpy()  # object dtype
+        collection = da.from_array(in_memory, chunks=(20, 2))
+    else:
+        categories = {"a": ["u", "v"], "b": [0, 1, 2]}
+        in_memory = frame
+        # Without this dask stores object columns as strings: the list
+        # would arrive as the text "['u']", a mere unknown category.
+        with dask.config.set({"dataframe.convert-string": False}):
+            collection = dd.from_pandas(frame, npartitions=3)
+        assert collection.dtypes["a"].kind == "O"
+    with pytest.raises(TypeError, match="Column .* cannot be looked up") as expected:
+        _synth(categories=categories).fit(in_memory)
+    budget = PrivacyBudget(10.0, 1e-3)
+    with (
+        dask.config.set(scheduler="synchronous"),
+        pytest.raises(TypeError) as got,
+    ):
+        _synth(categories=categories, budget=budget).fit(collection)
+    assert str(got.value) == str(expected.value)
+    assert len(budget.ledger) == 0
