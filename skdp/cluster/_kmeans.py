@@ -305,18 +305,34 @@ class DPKMeans(
         if not (w1 > 0 and math.isfinite(w1)):
             raise ValueError("bounds must have a finite, positive total width.")
         ratio = count_sum_split(prepared.half_width)
+        # Public bounds on what the noise grids must carry exactly: counts
+        # are at most n, centred sums at most n times the widest half-width
+        # (twice that, for the rounding of the sums).
+        count_bound = 2.0 * n_samples
+        sum_bound = 2.0 * n_samples * float(prepared.half_width.max())
         mean_plan = plan_laplace(
-            2.0 * w1, MEAN_SHARE * epsilon, n_features, label="mean"
+            2.0 * w1,
+            MEAN_SHARE * epsilon,
+            n_features,
+            label="mean",
+            magnitude=sum_bound,
         )
         iterations = []
         for t in range(1, T + 1):
             share = (1.0 - MEAN_SHARE) * epsilon * t / (T * (T + 1) / 2.0)
-            counts = plan_laplace(2.0, share / (1.0 + ratio), k, label=f"counts {t}")
+            counts = plan_laplace(
+                2.0,
+                share / (1.0 + ratio),
+                k,
+                label=f"counts {t}",
+                magnitude=count_bound,
+            )
             sums = plan_laplace(
                 2.0 * w1,
                 share * ratio / (1.0 + ratio),
                 k * n_features,
                 label=f"sums {t}",
+                magnitude=sum_bound,
             )
             iterations.append((counts, sums))
         events = [mean_plan.event] + [p.event for pair in iterations for p in pair]

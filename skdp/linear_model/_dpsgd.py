@@ -209,6 +209,8 @@ def calibrate_dpsgd_noise_multiplier(
     steps: int,
     clip: float,
     size: int,
+    *,
+    magnitude: float | None = None,
 ) -> float:
     """Smallest-found noise multiplier whose DP-SGD event is within budget.
 
@@ -232,7 +234,9 @@ def calibrate_dpsgd_noise_multiplier(
     room = 2.0 * steps * lattice_shift_bound(continuous, size)
     for _ in range(64):
         multiplier = continuous * (1.0 + 2.0 * room / epsilon)
-        noise = plan_gaussian(clip, size, noise_multiplier=multiplier)
+        noise = plan_gaussian(
+            clip, size, noise_multiplier=multiplier, magnitude=magnitude
+        )
         event = subsampled_gaussian_event(noise, sampling_rate, steps)
         if accountant.epsilon_delta([event], delta)[0] <= epsilon:
             return multiplier
@@ -240,6 +244,16 @@ def calibrate_dpsgd_noise_multiplier(
     raise ValueError(  # pragma: no cover - the shift is below 1e-6 of epsilon
         f"No DP-SGD noise multiplier reaches epsilon={epsilon!r} on a grid."
     )
+
+
+def _sum_bound(n_samples: int, clip: float) -> float:
+    """Public bound on a batch's clipped gradient sum, per coordinate.
+
+    A Poisson batch holds at most ``n`` rows of norm at most ``clip``;
+    twice that leaves room for the rounding of the sum, so the noise grid
+    carries every sum exactly (:func:`~skdp.mechanisms.plan_gaussian`).
+    """
+    return 2.0 * n_samples * clip
 
 
 #: Largest number of DP-SGD steps a plan accepts (``n_iter_`` is int32).
@@ -303,7 +317,13 @@ def plan_dpsgd(
     if clip is None:
         clip = row_norm * math.sqrt(n_models) * shape.clip_scale
     noise_multiplier = calibrate_dpsgd_noise_multiplier(
-        epsilon, delta, sampling_rate, steps, clip, n_models * n_features
+        epsilon,
+        delta,
+        sampling_rate,
+        steps,
+        clip,
+        n_models * n_features,
+        magnitude=_sum_bound(n_samples, clip),
     )
     if learning_rate is None:
         learning_rate = default_learning_rate(
@@ -358,7 +378,10 @@ def _dpsgd_plan(
     """The plan of resolved settings: the noise and the projection radius."""
     lipschitz = 1.0 if loss is None else loss.lipschitz
     noise = plan_gaussian(
-        clip, n_models * n_features, noise_multiplier=noise_multiplier
+        clip,
+        n_models * n_features,
+        noise_multiplier=noise_multiplier,
+        magnitude=_sum_bound(n_samples, clip),
     )
     return DPSGDPlan(
         sampling_rate=sampling_rate,

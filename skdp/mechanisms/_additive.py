@@ -390,33 +390,40 @@ def subsampled_gaussian_event(
 
 
 def worst_case_gaussian_event(
-    noise_multiplier: float, size: int, *, label: str = ""
+    noise_multiplier: float,
+    size: int,
+    sensitivities=(1.0,),
+    *,
+    magnitude: float | None = None,
+    label: str = "",
 ) -> DiscreteGaussianEvent:
     """An event that covers every :func:`plan_gaussian` plan of at most ``size``.
 
     For a release whose exact plan is not known when it is charged (a
-    table picked by a private selection), this is the discrete Gaussian
-    event with multiplier ``noise_multiplier`` and the largest lattice
-    shift any plan on at most ``size`` coordinates can have
-    (:func:`lattice_shift_bound`): the smallest sensitivity in grid steps a
-    plan can have, ``2**32 / s``, and the L1 bound of ``size`` coordinates.
-    The accountants read a discrete Gaussian event through its multiplier
-    and its lattice shift only, so it costs at least as much as each of
-    those plans' events.
+    table picked by a private selection): of the plans with multiplier
+    ``noise_multiplier`` on ``size`` coordinates, one per sensitivity in
+    ``sensitivities`` (with ``magnitude``), the event with the largest
+    lattice shift. The accountants read a discrete Gaussian event through
+    its multiplier and its lattice shift only, and for a given sensitivity
+    the shift ``2 sqrt(d) / (s**2 K)``, ``K = sensitivity / gamma +
+    sqrt(d)``, grows with the number of coordinates ``d`` (the grid does
+    not depend on ``d``), so it costs at least as much as every such plan
+    on at most ``size`` coordinates.
 
     Examples
     --------
     >>> from skdp.mechanisms import plan_gaussian
     >>> from skdp.mechanisms._additive import worst_case_gaussian_event
-    >>> cover = worst_case_gaussian_event(2.0, 16)
-    >>> plan = plan_gaussian(1.4, 9, noise_multiplier=2.0)
+    >>> cover = worst_case_gaussian_event(2.0, 16, (1.0, 1.5))
+    >>> plan = plan_gaussian(1.5, 9, noise_multiplier=2.0)
     >>> bool(cover.lattice_shift >= plan.event.lattice_shift)
     True
     """
-    steps = 2.0**GRID_BITS / noise_multiplier
-    return DiscreteGaussianEvent(
-        noise_multiplier, steps, math.sqrt(size) * steps, label=label
-    )
+    events = [
+        _gaussian_plan(float(k), int(size), noise_multiplier, magnitude, label).event
+        for k in sensitivities
+    ]
+    return max(events, key=lambda event: event.lattice_shift)
 
 
 def lattice_shift_bound(noise_multiplier: float, size: int) -> float:

@@ -41,7 +41,7 @@ from ..accounting._events import (
     ZCDPEvent,
 )
 from ..mechanisms import add_noise, exponential_mechanism, plan_gaussian, plan_laplace
-from ..mechanisms._additive import lattice_shift_bound, worst_case_gaussian_event
+from ..mechanisms._additive import worst_case_gaussian_event
 from ._models import DenseModel, JunctionTreeModel, junction_tree_size
 
 __all__ = [
@@ -87,6 +87,8 @@ class RoundSettings:
     max_cells : int, default=1
         Cells of the largest table a round may measure (public): the
         measurement event covers it.
+    n_samples : int or None, default=None
+        Rows (public): the largest count a measurement carries.
     """
 
     noise: str
@@ -94,9 +96,10 @@ class RoundSettings:
     measure_epsilon: float | None
     noise_multiplier: float | None
     max_cells: int = 1
+    n_samples: int | None = None
 
     @classmethod
-    def from_unit(cls, noise, unit, max_cells=1):
+    def from_unit(cls, noise, unit, max_cells=1, n_samples=None):
         """The round that spends ``unit`` (zCDP rho, or pure epsilon)."""
         share = _MEASURE_SHARE[noise]
         if noise == "gaussian":
@@ -108,8 +111,11 @@ class RoundSettings:
                 None,
                 1.0 / math.sqrt(2.0 * share * unit),
                 max_cells,
+                n_samples,
             )
-        return cls(noise, (1.0 - share) * unit, share * unit, None, max_cells)
+        return cls(
+            noise, (1.0 - share) * unit, share * unit, None, max_cells, n_samples
+        )
 
     @property
     def measure_cost(self):
@@ -125,6 +131,17 @@ class RoundSettings:
             return self.select_epsilon**2 / 8.0
         return self.select_epsilon
 
+    def measurement_cover(self, label=""):
+        """The discrete Gaussian event that covers every measurement."""
+        magnitude = None if self.n_samples is None else float(self.n_samples)
+        return worst_case_gaussian_event(
+            self.noise_multiplier,
+            self.max_cells,
+            (QUERY_SENSITIVITY, MARGINAL_L2),
+            magnitude=magnitude,
+            label=label,
+        )
+
     @property
     def cost(self):
         """What the round (one selection, one measurement) spends."""
@@ -136,9 +153,7 @@ class RoundSettings:
         # cover every candidate: the discrete Gaussian of the largest lattice
         # shift (max_cells), or the discrete Laplace's pure epsilon.
         if self.noise == "gaussian":
-            measure = worst_case_gaussian_event(
-                self.noise_multiplier, self.max_cells, label="MWEM measurement"
-            )
+            measure = self.measurement_cover(label="MWEM measurement")
         else:
             measure = PureDPEvent(self.measure_epsilon, label="MWEM measurement")
         if not select:
@@ -181,6 +196,8 @@ class PrivacyPlan:
         (Laplace); ``None`` when fixed.
     max_cells : int
         Cells of the largest table a measurement may cover.
+    n_samples : int or None
+        Rows: the largest count a measurement carries.
     """
 
     noise: str
@@ -193,6 +210,7 @@ class PrivacyPlan:
     schedule: str = "fixed"
     total: float | None = None
     max_cells: int = 1
+    n_samples: int | None = None
 
     @property
     def first_round(self) -> RoundSettings:
@@ -203,12 +221,13 @@ class PrivacyPlan:
             self.measure_epsilon,
             self.noise_multiplier,
             self.max_cells,
+            self.n_samples,
         )
 
 
-def _events(noise, n_init, n_rounds, unit, max_cells=1):
+def _events(noise, n_init, n_rounds, unit, max_cells=1, n_samples=None):
     """Events when each round gets ``unit`` (zCDP rho, or pure epsilon)."""
-    settings = RoundSettings.from_unit(noise, unit, max_cells)
+    settings = RoundSettings.from_unit(noise, unit, max_cells, n_samples)
     events = settings.events(select=False) * n_init + settings.events() * n_rounds
     return (
         events,
@@ -227,6 +246,7 @@ def plan_privacy(
     accountant,
     schedule="fixed",
     max_cells=1,
+    n_samples=None,
 ) -> PrivacyPlan:
     """Split ``(epsilon, delta)`` over the initial measurements and the rounds.
 
@@ -247,31 +267,49 @@ def plan_privacy(
     """
     if schedule == "adaptive":
         return _plan_adaptive(
-            epsilon, delta, noise, n_init, n_rounds, accountant, max_cells
+            epsilon, delta, noise, n_init, n_rounds, accountant, max_cells, n_samples
         )
     if noise == "laplace":
         # Pure DP composes by adding epsilons.
         share = _MEASURE_SHARE[noise]
         unit = epsilon / (n_rounds + share * n_init)
         events, select, measure, multiplier = _events(
-            noise, n_init, n_rounds, unit, max_cells
+            noise, n_init, n_rounds, unit, max_cells, n_samples
         )
         return PrivacyPlan(
-            noise, n_init, n_rounds, select, measure, None, events, max_cells=max_cells
+            noise,
+            n_init,
+            n_rounds,
+            select,
+            measure,
+            None,
+            events,
+            max_cells=max_cells,
+            n_samples=n_samples,
         )
 
     def event(unit):
-        return ComposedEvent(_events(noise, n_init, n_rounds, unit, max_cells)[0])
+        return ComposedEvent(
+            _events(noise, n_init, n_rounds, unit, max_cells, n_samples)[0]
+        )
 
     # rho-zCDP gives epsilon >= rho, and rho = (n_init + n_rounds) * unit
     # roughly: start the search there.
     guess = epsilon**2 / (4.0 * math.log(1.0 / delta) * (n_init + n_rounds))
     low = _calibrate(event, epsilon, delta, accountant, guess, n_init + n_rounds)
     events, select, measure, multiplier = _events(
-        noise, n_init, n_rounds, low, max_cells
+        noise, n_init, n_rounds, low, max_cells, n_samples
     )
     return PrivacyPlan(
-        noise, n_init, n_rounds, select, None, multiplier, events, max_cells=max_cells
+        noise,
+        n_init,
+        n_rounds,
+        select,
+        None,
+        multiplier,
+        events,
+        max_cells=max_cells,
+        n_samples=n_samples,
     )
 
 
@@ -305,7 +343,9 @@ def _calibrate(event, epsilon, delta, accountant, guess, n_steps):
     return low
 
 
-def _plan_adaptive(epsilon, delta, noise, n_init, n_rounds, accountant, max_cells):
+def _plan_adaptive(
+    epsilon, delta, noise, n_init, n_rounds, accountant, max_cells, n_samples
+):
     share = _MEASURE_SHARE[noise]
     if noise == "laplace":
         total = float(epsilon)
@@ -316,8 +356,8 @@ def _plan_adaptive(epsilon, delta, noise, n_init, n_rounds, accountant, max_cell
             # (xi, rho)-zCDP: every discrete Gaussian measurement adds its
             # lattice shift to xi; at most n_init + n_rounds of them, none
             # more precise than the one that spends the whole budget.
-            precise = RoundSettings.from_unit(noise, rho, max_cells)
-            shift = lattice_shift_bound(precise.noise_multiplier, max_cells)
+            precise = RoundSettings.from_unit(noise, rho, max_cells, n_samples)
+            shift = precise.measurement_cover().lattice_shift
             return ZCDPEvent(
                 rho,
                 xi=(n_init + n_rounds) * shift,
@@ -338,7 +378,7 @@ def _plan_adaptive(epsilon, delta, noise, n_init, n_rounds, accountant, max_cell
             ) from None
         charged = event(total)
     unit = total / (n_rounds + share * n_init)
-    first = RoundSettings.from_unit(noise, unit, max_cells)
+    first = RoundSettings.from_unit(noise, unit, max_cells, n_samples)
     return PrivacyPlan(
         noise,
         n_init,
@@ -350,6 +390,7 @@ def _plan_adaptive(epsilon, delta, noise, n_init, n_rounds, accountant, max_cell
         schedule="adaptive",
         total=total,
         max_cells=max_cells,
+        n_samples=n_samples,
     )
 
 
@@ -508,7 +549,11 @@ QUERY_SENSITIVITY = 1.0
 
 
 def plan_measurement(
-    plan: PrivacyPlan | RoundSettings, cells: int, *, query: bool = False
+    plan: PrivacyPlan | RoundSettings,
+    cells: int,
+    *,
+    query: bool = False,
+    n_samples: int | None = None,
 ):
     """The noise plan of measuring a table of ``cells`` counts (may raise).
 
@@ -524,11 +569,19 @@ def plan_measurement(
     >>> plan_measurement(plan, 4).sensitivity
     2.0
     """
+    # Counts (and query answers in counts) are at most n: the grid must
+    # carry n exactly, or a large table's counts would be clipped.
+    magnitude = None if n_samples is None else float(n_samples)
     if plan.noise == "gaussian":
         sensitivity = QUERY_SENSITIVITY if query else MARGINAL_L2
-        return plan_gaussian(sensitivity, cells, noise_multiplier=plan.noise_multiplier)
+        return plan_gaussian(
+            sensitivity,
+            cells,
+            noise_multiplier=plan.noise_multiplier,
+            magnitude=magnitude,
+        )
     sensitivity = QUERY_SENSITIVITY if query else MARGINAL_L1
-    return plan_laplace(sensitivity, plan.measure_epsilon, cells)
+    return plan_laplace(sensitivity, plan.measure_epsilon, cells, magnitude=magnitude)
 
 
 def _measure(value_counts, noise_plan, plan, source, n):
@@ -586,11 +639,14 @@ class RoundSchedule:
         self.last = self.rounds + 1 >= self.plan.n_rounds
         if self.adaptive:
             left = self.plan.total - self.spent
-            if self.last or left <= 2.0 * self.settings.cost:
+            # Two rounds' worth left is not merged into one (a relative
+            # 1e-9 for rounding: an exact tie would otherwise depend on it).
+            if self.last or left < 2.0 * self.settings.cost * (1.0 - 1e-9):
                 self.settings = RoundSettings.from_unit(
                     self.plan.noise,
                     left * (1.0 - _REMAINDER_MARGIN),
                     self.plan.max_cells,
+                    self.plan.n_samples,
                 )
                 self.last = True
         return self.settings, self.last
@@ -613,6 +669,7 @@ class RoundSchedule:
                 self.plan.noise,
                 ANNEAL_FACTOR * self.settings.cost,
                 self.plan.max_cells,
+                self.plan.n_samples,
             )
 
 
@@ -853,7 +910,9 @@ def run_mwem(
         if settings != first:
             key = (settings, key)
         if key not in noise_plans:
-            noise_plans[key] = plan_measurement(settings, cells, query=query)
+            noise_plans[key] = plan_measurement(
+                settings, cells, query=query, n_samples=n
+            )
         return noise_plans[key]
 
     def spend(events):

@@ -797,24 +797,29 @@ class PMWSynthesizer(
             self._accountant(),
             schedule=self.schedule,
             max_cells=max(cells),
+            n_samples=prepared["codes"].shape[0],
         )
         n = prepared["codes"].shape[0]
         if candidates is None:
-            noise_plans = {"query": plan_measurement(mwem_plan, 1, query=True)}
+            noise_plans = {
+                "query": plan_measurement(mwem_plan, 1, query=True, n_samples=n)
+            }
         else:
-            noise_plans = {k: plan_measurement(mwem_plan, k) for k in sorted(cells)}
+            noise_plans = {
+                k: plan_measurement(mwem_plan, k, n_samples=n) for k in sorted(cells)
+            }
         if mwem_plan.schedule == "adaptive":
             # The noisiest round is the first; the most precise spends the
             # whole budget at once: if both can be planned, so can every
             # round in between (checked here, before the charge).
             precise = RoundSettings.from_unit(
-                mwem_plan.noise, mwem_plan.total, mwem_plan.max_cells
+                mwem_plan.noise, mwem_plan.total, mwem_plan.max_cells, n
             )
             for key in noise_plans:
                 if key == "query":
-                    plan_measurement(precise, 1, query=True)
+                    plan_measurement(precise, 1, query=True, n_samples=n)
                 else:
-                    plan_measurement(precise, key)
+                    plan_measurement(precise, key, n_samples=n)
         if isinstance(prepared["codes"], DaskCodes):
             prepared["codes"].check_cells(_counted_cliques(prepared, candidates))
         largest = max(p.scale * p.gamma for p in noise_plans.values()) / n

@@ -57,15 +57,22 @@ def test_charged_budget_bounds_every_run(epsilon):
     """
     accountant = PrivacyAccountant()
     plan = plan_privacy(epsilon, 1e-9, "gaussian", 4, 24, accountant, "adaptive")
-    # (xi, rho)-zCDP: xi covers the lattice shift of every discrete Gaussian
-    # measurement (4 + 24 at most, one cell each here), none more precise
-    # than one spending all of rho: 2 sqrt(1) / (s 2**32) with s =
-    # 1 / sqrt(2 * 0.9 * rho), written out here.
+    # (xi, rho)-zCDP: xi covers the lattice shift 2 sqrt(d) K / sigma**2 of
+    # every discrete Gaussian measurement (4 + 24 at most, d = 1 cell here),
+    # none more precise than one spending all of rho (s = 1 / sqrt(2 * 0.9 *
+    # rho)), for either sensitivity (1 for a query, sqrt(2) for a marginal),
+    # on the grid gamma = 2**(floor(log2(s * sensitivity)) - 32); K =
+    # sensitivity / gamma + 1 steps, sigma = s K. Written out here.
     s_min = 1.0 / math.sqrt(2.0 * 0.9 * plan.total)
-    xi = 28 * 2.0 / (s_min * 2.0**32)
+    shifts = []
+    for sensitivity in (1.0, math.sqrt(2.0)):
+        gamma = 2.0 ** (math.floor(math.log2(s_min * sensitivity)) - 32)
+        k = sensitivity / gamma + 1.0
+        shifts.append(2.0 * k / (s_min * k) ** 2)
     (charged_event,) = plan.events
     assert type(charged_event) is ZCDPEvent and charged_event.rho == plan.total
-    assert charged_event.xi == pytest.approx(xi, rel=1e-12)
+    assert charged_event.xi == pytest.approx(28 * max(shifts), rel=1e-12)
+    assert charged_event.xi <= 28 * 2.0 / (s_min * 2.0**32)  # the general bound
     charged, _ = accountant.epsilon_delta(plan.events, 1e-9)
     assert 0.999 * epsilon <= charged <= epsilon
     codes = _data()

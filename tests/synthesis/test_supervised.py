@@ -128,6 +128,7 @@ def test_the_plan_is_mwem_with_d_initial_measurements_and_d_rounds():
         PrivacyAccountant(),
         schedule="adaptive",
         max_cells=max_cells,
+        n_samples=len(X),
     )
     assert plan.event == ComposedEvent(reference.events)
     assert plan.delta == 1e-9
