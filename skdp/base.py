@@ -201,7 +201,9 @@ class PrivateEstimatorMixin:
             [event], plan.delta
         )
         try:
-            entry = budget.spend(event, label) if budget is not None else None
+            entry = None
+            if budget is not None:
+                entry = budget.spend(event, label, delta=plan.delta)
         except Exception:
             self._forget_fit()
             raise

@@ -47,6 +47,13 @@ from ._events import (
     event_from_dict,
     event_to_dict,
 )
+from ._filters import (
+    BasicFilter,
+    CertifiedEvent,
+    DeclaredPlanEvent,
+    PlannedEvent,
+    RenyiFilter,
+)
 from ._ledger import LedgerEntry, LedgerStore, MemoryLedger
 from ._pld import PrivacyLossDistribution
 from ._pld_accountant import PLDAccountant
@@ -72,6 +79,11 @@ from ._repetition import (
 from ._sqlite_ledger import SQLiteLedger
 
 __all__ = [
+    "RenyiFilter",
+    "PlannedEvent",
+    "DeclaredPlanEvent",
+    "CertifiedEvent",
+    "BasicFilter",
     "DEFAULT_ORDERS",
     "Accountant",
     "ApproxDPEvent",

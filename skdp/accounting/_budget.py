@@ -7,15 +7,23 @@ import math
 import os
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from numbers import Real
 from typing import Any
 
 from ..exceptions import BudgetExceededError, LedgerError
 from ._accountant import CompositionReport, PrivacyAccountant
-from ._composition import Accountant
-from ._events import PrivacyEvent
+from ._composition import Accountant, expand_events, pure_epsilon
+from ._events import ApproxDPEvent, PrivacyEvent
+from ._filters import (
+    FILTERS,
+    CertifiedEvent,
+    DeclaredPlanEvent,
+    FilterState,
+    PlannedEvent,
+    mechanism_events,
+)
 from ._ledger import LedgerEntry, LedgerStore, MemoryLedger, backup_entries
 from ._postgres_ledger import PostgreSQLLedger, is_postgres_url
 from ._sqlite_ledger import SQLiteLedger
@@ -28,17 +36,17 @@ _RELATIVE_SLACK = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
-class _Composed:
-    """The accountant's state for the first ``count`` entries of the ledger.
+class _Tally:
+    """The filter's state for the first ``count`` records of the ledger.
 
-    ``last`` is the last of those events (the ledger is append-only, so it
+    ``last`` is the last of those records (the ledger is append-only, so it
     identifies the prefix); ``report`` is filled in once computed.
     """
 
-    accountant: Accountant | None = None
+    composition: str | None = None
     count: int = 0
     last: PrivacyEvent | None = None
-    state: Any = None
+    state: FilterState | None = None
     report: CompositionReport | None = None
 
 
@@ -75,12 +83,22 @@ class PrivacyBudget:
     delta : float, default=0.0
         Total delta allowed, in [0, 1). Mechanisms with Gaussian noise need
         ``delta > 0``; a common choice is well below ``1 / n_samples``.
+    composition : {"basic", "renyi"}, default="basic"
+        The rule that accepts or refuses each spend, valid when every spend
+        is chosen after seeing the earlier releases (a privacy filter, see
+        Notes). ``"basic"``: each spend is charged its own tight
+        ``(epsilon_i, delta_i)`` and they add up; one fit on a budget of its
+        size fits exactly. ``"renyi"``: Renyi-DP curves add up, one
+        ``delta`` for all; better for many small releases (counts, queries),
+        worse for a few large fits. A ledger keeps the rule of its first
+        spend, and a budget with the other rule cannot spend from it.
     accountant : Accountant, default=None
-        How spends compose; ``None`` uses
-        :class:`~skdp.accounting.PrivacyAccountant`, the
-        tightest valid bound of privacy loss distributions, Renyi DP, the
-        exact Gaussian profile and basic composition, for skdp's
-        neighbouring relation (replace one row).
+        The tight composition of the events of one spend (one fit, one
+        search, one declared plan), whose parameters are fixed before it
+        runs; ``None`` uses :class:`~skdp.accounting.PrivacyAccountant`
+        (privacy loss distributions, Renyi DP, the exact Gaussian profile
+        and basic composition, the tightest valid one) for skdp's
+        neighbouring relation, replacing one row.
     ledger : str, os.PathLike or LedgerStore, default=None
         Where spends are recorded. ``None`` (or ``":memory:"``) keeps them in
         this process's memory (moved to a temporary file on this machine the
@@ -110,29 +128,33 @@ class PrivacyBudget:
 
     See Also
     --------
-    skdp.accounting.PrivacyAccountant : The composition rules used by
-        :meth:`spent`.
+    skdp.accounting.PrivacyAccountant : The tight composition inside one spend.
 
     Notes
     -----
-    The total is computed by the accountant
-    (:meth:`~skdp.accounting.PrivacyAccountant.report`):
-    a ledger of pure events (Laplace, exponential mechanism, vector noise)
-    composes by adding their epsilons, at delta 0; once a Gaussian,
-    Poisson-subsampled Gaussian or other event needing delta is in the
-    ledger, the smallest epsilon at the full ``delta`` limit among the
-    privacy-loss-distribution, Renyi-DP, exact-Gaussian and basic
-    compositions of the whole ledger is reported (:meth:`report` says which).
+    *The guarantee.* The analyst may choose every spend (its epsilon, its
+    mechanism, its data) after seeing every earlier release; the budget's
+    accept/refuse rule is a *privacy filter* (Rogers, Roth, Ullman & Vadhan
+    2016), so the whole interaction is ``(epsilon, delta)``-DP however the
+    spends were chosen. ``"basic"`` is the basic-composition filter over the
+    spends' certificates (:class:`~skdp.accounting.BasicFilter`);
+    ``"renyi"`` the Renyi filter of Feldman & Zrnic (2021), Theorem 3.1, at
+    16 fixed orders with a union over them
+    (:class:`~skdp.accounting.RenyiFilter`). Inside one spend the
+    composition is the accountant's, tight, because its parameters are
+    fixed before it runs (Zhu, Dong & Wang 2022, Theorem 10). Spends
+    declared together in advance with :meth:`declare` are one such spend.
+    :meth:`report` says which guarantee a figure holds under:
+    ``guarantee="adaptive"`` (the filter, what is enforced) or
+    ``guarantee="declared"`` (the tight composition of every event, valid
+    only if all were fixed before the first ran). See
+    ``doc/user_guide/budget.rst``.
 
-    *Cost.* The budget keeps the accountant's composed state of its ledger
-    and extends it by each new entry, so a spend composes one event whatever
-    the length of the ledger, :meth:`spent`, :meth:`summary` and
-    :meth:`report` compose only entries recorded since the last call (by
-    other processes), and ``repr`` composes nothing. A spend computes the new
-    event's composition before taking the ledger's write lock; under the
-    lock it only compares the result with the limits (and composes the
-    entries other processes appended in between).
-
+    *Cost.* The budget keeps the filter's running totals for its ledger and
+    extends them by each new entry, so a spend adds one entry whatever the
+    length of the ledger; :meth:`spent` and :meth:`report` add only entries
+    recorded since the last call (by other processes), and ``repr`` adds
+    nothing. Only ``report(guarantee="declared")`` composes the whole ledger.
     Comparisons with the limits allow a relative slack of 1e-9 for
     floating-point rounding.
 
@@ -171,6 +193,14 @@ class PrivacyBudget:
     >>> [entry.label for entry in budget.ledger]
     ['count']
 
+    A spend that needs delta names the delta it is charged:
+
+    >>> from skdp.accounting import GaussianEvent
+    >>> budget = PrivacyBudget(epsilon=3.0, delta=1e-5)
+    >>> entry = budget.spend(GaussianEvent(2.0), delta=5e-6)
+    >>> round(entry.certificate[0], 3), entry.certificate[1]
+    (2.075, 5e-06)
+
     A budget kept in a file is shared by processes and survives them:
 
     >>> import os, tempfile
@@ -193,22 +223,33 @@ class PrivacyBudget:
         epsilon: float,
         delta: float = 0.0,
         *,
+        composition: str = "basic",
         accountant: Accountant | None = None,
         ledger: str | os.PathLike[str] | LedgerStore | None = None,
     ) -> None:
         self.epsilon = _check_limit("epsilon", epsilon)
         self.delta = _check_limit("delta", delta)
+        if composition not in FILTERS:
+            raise ValueError(
+                f"composition must be one of {sorted(FILTERS)}, got {composition!r}."
+            )
+        self.composition = composition
         self.accountant = PrivacyAccountant() if accountant is None else accountant
         self._store = _open_store(ledger, self.epsilon, self.delta)
         self._share_lock = threading.Lock()
         self._unshared_copy = False
-        self._composed = _Composed()
+        self._tally = _Tally()
+
+    @property
+    def _filter(self):
+        return FILTERS[self.composition](self.accountant, self.delta)
 
     @classmethod
     def from_ledger(
         cls,
         ledger: str | os.PathLike[str] | LedgerStore,
         *,
+        composition: str | None = None,
         accountant: Accountant | None = None,
     ) -> PrivacyBudget:
         """Reopen an existing ledger with the limits it was created with.
@@ -219,6 +260,10 @@ class PrivacyBudget:
             Path of a :class:`~skdp.accounting.SQLiteLedger` file, a
             ``postgresql://`` URL of a
             :class:`~skdp.accounting.PostgreSQLLedger`, or a store.
+        composition : {"basic", "renyi"} or None, default=None
+            ``None`` takes the rule of the ledger's spends ("basic" for an
+            empty ledger); another rule than the ledger's is refused when
+            spending.
         accountant : Accountant, default=None
             As in the constructor.
 
@@ -238,7 +283,18 @@ class PrivacyBudget:
         elif isinstance(ledger, str | os.PathLike):
             ledger = SQLiteLedger(ledger)
         epsilon, delta = ledger.limits
-        return cls(epsilon, delta, accountant=accountant, ledger=ledger)
+        if composition is None:
+            recorded = {
+                getattr(entry.record, "composition", None) for entry in ledger.entries()
+            } - {None}
+            composition = recorded.pop() if len(recorded) == 1 else "basic"
+        return cls(
+            epsilon,
+            delta,
+            composition=composition,
+            accountant=accountant,
+            ledger=ledger,
+        )
 
     # -- sharing -----------------------------------------------------------
     def __copy__(self):
@@ -250,7 +306,7 @@ class PrivacyBudget:
     def __getstate__(self):
         state = self.__dict__.copy()
         del state["_share_lock"]
-        state.pop("_composed", None)  # a cache, possibly megabytes of PLD
+        state.pop("_tally", None)  # a cache of the filter's totals
         state["_store"] = store = self._shared_store()
         if not getattr(store, "shared_across_processes", False):
             state["_unshared_copy"] = True
@@ -259,7 +315,7 @@ class PrivacyBudget:
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._share_lock = threading.Lock()
-        self._composed = _Composed()
+        self._tally = _Tally()
 
     def _shared_store(self):
         """The store, first moved to a temporary file if it is in memory.
@@ -277,119 +333,168 @@ class PrivacyBudget:
                 self._store = store
             return store
 
-    # -- composition, extended one entry at a time ----------------------------
-    def _state_for(self, events: Sequence[PrivacyEvent]):
-        """The accountant's state for ``events``, a ledger read just now.
+    # -- the filter's totals, extended one record at a time -------------------
+    def _state_for(self, records: Sequence[PrivacyEvent]) -> FilterState:
+        """The filter's state for ``records``, a ledger read just now.
 
-        Starts from the remembered state when ``events`` extends the ledger
+        Starts from the remembered state when ``records`` extends the ledger
         it was computed for (the ledger is append-only), so only new entries
-        are composed. Records nothing.
+        are added. Records nothing.
         """
-        accountant, cached = self.accountant, self._composed
-        n = cached.count
+        tally = self._tally
+        n = tally.count
         if (
-            cached.accountant is accountant
-            and n <= len(events)
-            and (n == 0 or events[n - 1] is cached.last or events[n - 1] == cached.last)
+            tally.composition == self.composition
+            and tally.state is not None
+            and n <= len(records)
+            and (n == 0 or records[n - 1] is tally.last or records[n - 1] == tally.last)
         ):
-            state, start = cached.state, n
+            state, start = tally.state, n
         else:
-            state, start = accountant.empty(), 0
-        for event in events[start:]:
-            state = accountant.extend(state, [event])
+            state, start = self._filter.empty(), 0
+        rule = self._filter
+        for record in records[start:]:
+            state = rule.add(state, record)
         return state
 
-    def _remember(self, events: Sequence[PrivacyEvent], state, report=None):
-        """Keep ``state`` (of ``events``) unless a longer ledger is kept."""
-        composed = _Composed(
-            self.accountant, len(events), events[-1] if events else None, state, report
+    def _remember(self, records, state, report=None) -> None:
+        """Keep ``state`` (of ``records``) unless a longer ledger is kept."""
+        tally = _Tally(
+            self.composition,
+            len(records),
+            records[-1] if records else None,
+            state,
+            report,
         )
         with self._share_lock:
-            if len(events) >= self._composed.count:
-                self._composed = composed
+            if len(records) >= self._tally.count:
+                self._tally = tally
 
-    def _report_for(self, events: Sequence[PrivacyEvent]) -> CompositionReport:
-        cached = self._composed
+    def _adaptive_report(self, records) -> CompositionReport:
+        tally = self._tally
         if (
-            cached.report is not None
-            and cached.accountant is self.accountant
-            and cached.count == len(events)
-            and (not events or events[-1] is cached.last or events[-1] == cached.last)
+            tally.report is not None
+            and tally.composition == self.composition
+            and tally.count == len(records)
+            and (not records or records[-1] is tally.last or records[-1] == tally.last)
         ):
-            return cached.report
-        state = self._state_for(events)
-        report = self.accountant.report(state, self.delta)
-        self._remember(events, state, report)
+            return tally.report
+        state = self._state_for(records)
+        report = self._filter.report(state)
+        self._remember(records, state, report)
         return report
 
+    def _records(self) -> list[PrivacyEvent]:
+        return [entry.record for entry in self._store.entries()]
+
     # -- spending ----------------------------------------------------------
-    def _verdict(
-        self, events: Sequence[PrivacyEvent], state, before
-    ) -> CompositionReport:
-        """Report of ``state`` (all of ``events``); raise if over the limits."""
-        report = self.accountant.report(state, self.delta)
+    def _verdict(self, records, state, before) -> CompositionReport:
+        """The filter's report of ``state`` (all of ``records``); raise if over."""
+        report = self._filter.report(state)
         eps_ok = report.epsilon <= self.epsilon * (1 + _RELATIVE_SLACK)
         delta_ok = report.delta <= self.delta * (1 + _RELATIVE_SLACK)
         if not (eps_ok and delta_ok):
-            new = events[-1]
+            new = records[-1]
+            shown = getattr(new, "event", new)
             if math.isinf(report.epsilon) and self.delta == 0:
                 why = (
                     "it needs delta > 0 (Gaussian noise) but this budget has "
                     "delta=0; create the budget with a delta > 0"
                 )
             else:
-                before = self.accountant.report(before, self.delta)
+                old = self._filter.report(before)
                 why = (
                     f"the total would be (epsilon={report.epsilon:.6g}, "
                     f"delta={report.delta:.3g}) against limits "
-                    f"(epsilon={self.epsilon:.6g}, delta={self.delta:.3g}); "
-                    f"already spent (epsilon={before.epsilon:.6g}, "
-                    f"delta={before.delta:.3g})"
+                    f"(epsilon={self.epsilon:.6g}, delta={self.delta:.3g}) under "
+                    f"the {self._filter.theorem}; already spent "
+                    f"(epsilon={old.epsilon:.6g}, delta={old.delta:.3g})"
                 )
             raise BudgetExceededError(
-                f"Spending {_short(new)} ('{new.label}') would exceed the privacy "
-                f"budget: {why}. Nothing was recorded."
+                f"Spending {_short(shown)} ('{new.label}') would exceed the "
+                f"privacy budget: {why}. Nothing was recorded."
             )
         return report
 
-    def _check(self, events: Sequence[PrivacyEvent]) -> CompositionReport:
-        """Whether ``events`` (the ledger and one new event) fit; raise if not."""
-        before = self._state_for(events[:-1])
-        state = self.accountant.extend(before, [events[-1]])
-        return self._verdict(events, state, before)
+    def _certify(self, event: PrivacyEvent, delta, records) -> CertifiedEvent:
+        """The ledger record of spending ``event``: its tight ``(epsilon, delta)``."""
+        pure = pure_epsilon([event])
+        if pure is not None:
+            return CertifiedEvent(event, pure, 0.0, self.composition, label=event.label)
+        if delta is None and (own := _approximate_delta(event)) is not None:
+            delta = own  # (epsilon, delta) events: their own delta
+        if delta is None:
+            delta = self.delta
+            if self.composition == "basic":  # what is left of it
+                spent = self._filter.report(self._state_for(records)).delta
+                delta = max(self.delta - spent, 0.0)
+        delta = _check_limit("delta", delta)
+        epsilon = math.inf
+        if delta > 0:
+            epsilon = self.accountant.epsilon_delta([event], delta)[0]
+        if not math.isfinite(epsilon):
+            raise BudgetExceededError(
+                f"Spending {_short(event)} ('{event.label}') would exceed the "
+                f"privacy budget: it has no finite epsilon at delta={delta:.3g} "
+                f"(it needs delta > 0; this budget has delta={self.delta:.3g} "
+                "in all). Nothing was recorded."
+            )
+        return CertifiedEvent(
+            event, epsilon, delta, self.composition, label=event.label
+        )
 
-    def _prepared_check(self, event: PrivacyEvent):
-        """Compose ``event`` onto the ledger now, outside any lock.
+    def _append(self, record: PrivacyEvent, label: str) -> LedgerEntry:
+        """Append ``record`` if the filter accepts the ledger with it."""
+        records = self._records()
+        before = self._state_for(records)
+        self._remember(records, before)
 
-        Returns ``check(events)`` for :meth:`LedgerStore.append_if`: when the
-        ledger under the write lock is still the one read here, it only
-        compares the precomputed total with the limits; otherwise it also
-        composes what other processes appended meanwhile. ``check.accepted``
-        holds the new state once accepted.
-        """
-        events = [entry.event for entry in self._store.entries()]
-        before = self._state_for(events)
-        self._remember(events, before)
-        self.accountant.prepare(event)
-        after = self.accountant.extend(before, [event])
-
-        def check(all_events: Sequence[PrivacyEvent]) -> CompositionReport:
-            existing = all_events[:-1]
-            if len(existing) == len(events) and (
-                not events or existing[-1] is events[-1] or existing[-1] == events[-1]
+        def check(all_records: Sequence[PrivacyEvent]) -> CompositionReport:
+            existing = all_records[:-1]
+            if len(existing) == len(records) and (
+                not records
+                or existing[-1] is records[-1]
+                or existing[-1] == records[-1]
             ):
-                old, new = before, after
-            else:
+                old = before
+            else:  # other processes appended meanwhile
                 old = self._state_for(existing)
-                new = self.accountant.extend(old, [all_events[-1]])
-            report = self._verdict(all_events, new, old)
-            check.accepted = (list(all_events), new, report)
+            try:
+                new = self._filter.add(old, all_records[-1])
+            except LedgerError as error:
+                if isinstance(all_records[-1], PlannedEvent):
+                    raise BudgetExceededError(
+                        "The declared plan's slot for this spend was used by "
+                        "another spend meanwhile. Nothing was recorded."
+                    ) from error
+                raise
+            report = self._verdict(all_records, new, old)
+            check.accepted = (list(all_records), new, report)
             return report
 
         check.accepted = None
-        return check
+        entry = self._store.append_if(record, label, check)
+        if check.accepted is not None:
+            self._remember(*check.accepted)
+        return entry
 
-    def spend(self, event: PrivacyEvent, label: str | None = None) -> LedgerEntry:
+    def _refuse_unshared(self) -> None:
+        if self._unshared_copy:
+            raise LedgerError(
+                f"This PrivacyBudget is a pickled copy of a budget whose ledger "
+                f"store {self._store!r} is not shared across processes; a spend "
+                "here would never reach the original, so it is refused. Use a "
+                "store with shared_across_processes=True, such as "
+                "ledger='path/to/ledger.db'."
+            )
+
+    def spend(
+        self,
+        event: PrivacyEvent,
+        label: str | None = None,
+        *,
+        delta: float | None = None,
+    ) -> LedgerEntry:
         """Record ``event`` if it fits the budget; refuse it otherwise.
 
         Parameters
@@ -398,11 +503,21 @@ class PrivacyBudget:
             What the caller is about to release.
         label : str, default=None
             What spends it; defaults to ``event.label``.
+        delta : float, default=None
+            The delta this spend is charged under ``composition="basic"``:
+            the budget records ``(epsilon_i, delta)`` with ``epsilon_i``
+            the accountant's epsilon of ``event`` at ``delta``. Ignored for
+            pure events (charged ``(epsilon, 0)``); ``None`` charges all the
+            delta left. An estimator passes its own ``delta``. Under
+            ``composition="renyi"`` the event's Renyi curve is charged and
+            ``delta`` only sets the certificate shown in the ledger.
 
         Returns
         -------
         entry : LedgerEntry
-            The recorded spend.
+            The recorded spend; ``entry.certificate`` is what was charged.
+            An event that fills a free slot of a declared plan
+            (:meth:`declare`) is recorded against it and costs nothing more.
 
         Raises
         ------
@@ -414,28 +529,111 @@ class PrivacyBudget:
         """
         if not isinstance(event, PrivacyEvent):
             raise TypeError(f"event must be a PrivacyEvent, got {event!r}.")
-        if self._unshared_copy:
-            raise LedgerError(
-                f"This PrivacyBudget is a pickled copy of a budget whose ledger "
-                f"store {self._store!r} is not shared across processes; a spend "
-                "here would never reach the original, so it is refused. Use a "
-                "store with shared_across_processes=True, such as "
-                "ledger='path/to/ledger.db'."
-            )
+        self._refuse_unshared()
         label = event.label if label is None else str(label)
         if label != event.label:
             event = event.with_label(label)
-        check = self._prepared_check(event)
-        entry = self._store.append_if(event, label, check)
-        if check.accepted is not None:
-            self._remember(*check.accepted)
-        return entry
+        records = self._records()
+        plan = self._filter.slot_for(self._state_for(records), event)
+        if plan is not None:
+            record = PlannedEvent(event, plan, label=label)
+        else:
+            self.accountant.prepare(event)  # outside the ledger's lock
+            record = self._certify(event, delta, records)
+        return self._append(record, label)
 
-    def check(self, event: PrivacyEvent) -> bool:
-        """Whether ``event`` would fit now (records nothing)."""
-        events = [e.event for e in self._store.entries()]
+    def declare(
+        self,
+        events: Iterable[PrivacyEvent | Any],
+        *,
+        delta: float | None = None,
+        label: str = "declared plan",
+    ) -> LedgerEntry:
+        """Charge, once, a sequence of releases fixed before any of them runs.
+
+        Releases whose privacy parameters are all fixed in advance compose
+        tightly (the accountant's privacy loss distributions; Zhu, Dong &
+        Wang 2022, Theorem 10), however the analysis in each one is chosen.
+        The plan is one spend of the budget, certified ``(epsilon_p,
+        delta)``; each later :meth:`spend` of an event equal (labels aside)
+        to an unused event of the plan is recorded against it and costs
+        nothing more. Spends that match no free slot are charged as usual.
+
+        Parameters
+        ----------
+        events : sequence of PrivacyEvent or FitPlan
+            The releases, e.g. ``[model.privacy_plan(X, y) for model in
+            models]``; an event that will run ``k`` times is listed ``k``
+            times.
+        delta : float, default=None
+            The plan's delta (``None``: 0 if every event is pure, else all
+            the delta left).
+        label : str, default="declared plan"
+
+        Returns
+        -------
+        entry : LedgerEntry
+
+        Raises
+        ------
+        BudgetExceededError
+            If the plan does not fit; nothing is recorded.
+
+        Examples
+        --------
+        >>> from skdp import PrivacyBudget
+        >>> from skdp.accounting import GaussianEvent
+        >>> budget = PrivacyBudget(epsilon=10.0, delta=1e-5)
+        >>> fits = [GaussianEvent(8.0)] * 20
+        >>> entry = budget.declare(fits)
+        >>> round(entry.certificate[0], 2)  # tight: 20 Gaussians at once
+        2.26
+        >>> for event in fits:
+        ...     _ = budget.spend(event)
+        >>> round(budget.spent()[0], 2), len(budget.ledger)
+        (2.26, 21)
+        """
+        self._refuse_unshared()
+        parts = []
+        for item in events:
+            event = getattr(item, "event", item)
+            if not isinstance(event, PrivacyEvent):
+                raise TypeError(
+                    f"declare takes PrivacyEvent or FitPlan items, got {item!r}."
+                )
+            parts.append(event)
+        if not parts:
+            raise ValueError("declare needs at least one event.")
+        records = self._records()
+        if pure_epsilon(parts) is not None:
+            delta, epsilon = 0.0, pure_epsilon(parts)
+        else:
+            if delta is None:
+                spent = self._filter.report(self._state_for(records)).delta
+                delta = max(self.delta - spent, 0.0)
+            delta = _check_limit("delta", delta)
+            epsilon = math.inf
+            if delta > 0:
+                epsilon = self.accountant.epsilon_delta(parts, delta)[0]
+            if not math.isfinite(epsilon):
+                raise BudgetExceededError(
+                    f"The declared plan has no finite epsilon at delta={delta:.3g}; "
+                    "it needs delta > 0. Nothing was recorded."
+                )
+        record = DeclaredPlanEvent(
+            tuple(parts), epsilon, delta, self.composition, label=str(label)
+        )
+        return self._append(record, str(label))
+
+    def check(self, event: PrivacyEvent, *, delta: float | None = None) -> bool:
+        """Whether spending ``event`` would be accepted now (records nothing)."""
+        records = self._records()
+        state = self._state_for(records)
+        if self._filter.slot_for(state, event) is not None:
+            return True
         try:
-            self._check(events + [event])
+            record = self._certify(event, delta, records)
+            self._verdict(records + [record], self._filter.add(state, record), state)
         except BudgetExceededError:
             return False
         return True
@@ -494,66 +692,110 @@ class PrivacyBudget:
         """Where the ledger is kept (a :class:`~skdp.accounting.LedgerStore`)."""
         return self._store
 
-    def report(self) -> CompositionReport:
-        """How the recorded events compose (total and the bound used)."""
-        return self._report_for([e.event for e in self._store.entries()])
+    def report(self, guarantee: str = "adaptive") -> CompositionReport:
+        """How the recorded spends compose, and under which guarantee.
+
+        Parameters
+        ----------
+        guarantee : {"adaptive", "declared"}, default="adaptive"
+            ``"adaptive"``: the budget's filter, valid however each spend
+            was chosen; what the budget enforces. ``"declared"``: the tight
+            composition of every recorded release by the accountant, valid
+            only if all of them were fixed before the first ran (for a
+            ledger that is one declared plan, the two agree).
+
+        Returns
+        -------
+        report : CompositionReport
+            ``report.guarantee`` names the guarantee.
+        """
+        records = self._records()
+        if guarantee == "adaptive":
+            return self._adaptive_report(records)
+        if guarantee != "declared":
+            raise ValueError(
+                f"guarantee must be 'adaptive' or 'declared', got {guarantee!r}."
+            )
+        events = [event for record in records for event in mechanism_events(record)]
+        report = self.accountant.compose(events, self.delta)
+        return dataclasses.replace(report, guarantee="declared")
 
     def spent(self) -> tuple[float, float]:
-        """Total ``(epsilon, delta)`` spent, under the tightest composition."""
+        """Total ``(epsilon, delta)`` spent, under the budget's filter (adaptive)."""
         report = self.report()
         return report.epsilon, report.delta
 
     def remaining(self) -> tuple[float, float]:
         """``(epsilon, delta)`` limits minus what is spent, floored at 0.
 
-        Composition is not additive under Renyi-DP, so a future event may fit
-        even if its own epsilon exceeds the remaining epsilon; use
-        :meth:`check` to know for sure.
+        Under ``composition="renyi"`` epsilons do not simply add, so a
+        future event may fit even if its own epsilon exceeds the remaining
+        epsilon; use :meth:`check` to know for sure.
         """
         eps, delta = self.spent()
         return max(self.epsilon - eps, 0.0), max(self.delta - delta, 0.0)
 
     def summary(self) -> str:
-        """A human-readable table of the ledger and the composed total."""
-        # One read of the ledger, so the total matches the rows listed even
+        """A human-readable table of the ledger and both composed totals."""
+        # One read of the ledger, so the totals match the rows listed even
         # while other processes spend into a shared ledger.
         entries = self.ledger
-        report = self._report_for([e.event for e in entries])
-        # The label column is as wide as the longest label, within 30..80.
+        records = [entry.record for entry in entries]
+        report = self._adaptive_report(records)
+        events = [event for record in records for event in mechanism_events(record)]
+        declared = self.accountant.compose(events, self.delta) if events else None
         width = min(max([30] + [len(entry.label) for entry in entries]), 80)
         lines = [
-            f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g})",
-            f"{'#':>3}  {'label':<{width}} event",
+            f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g}, "
+            f"composition={self.composition!r})",
+            f"{'#':>3}  {'label':<{width}} {'charged':<22} event",
         ]
         for entry in entries:
             label = entry.label
             if len(label) > width:
                 label = label[: width - 3] + "..."
-            lines.append(f"{entry.index:>3}  {label:<{width}} {_short(entry.event)}")
+            cert = entry.certificate
+            if entry.record.kind == "planned":
+                charged = f"slot of #{entry.record.plan}"
+            elif cert is None:
+                charged = "-"
+            else:
+                charged = f"({cert[0]:.4g}, {cert[1]:.2g})"
+            event = _short(entry.event)
+            lines.append(f"{entry.index:>3}  {label:<{width}} {charged:<22} {event}")
         lines.append(
-            f"spent: epsilon={report.epsilon:.6g}, delta={report.delta:.3g} "
-            f"(composition: {report.method}); remaining: "
+            f"spent (adaptive, {self._filter.theorem}): epsilon={report.epsilon:.6g}, "
+            f"delta={report.delta:.3g}; remaining: "
             f"epsilon={max(self.epsilon - report.epsilon, 0):.6g}"
         )
+        if declared is not None:
+            lines.append(
+                f"had every spend been declared in advance: "
+                f"epsilon={declared.epsilon:.6g} at delta={declared.delta:.3g} "
+                f"(composition: {declared.method})"
+            )
         return "\n".join(lines)
 
     def __repr__(self):
         # Composes nothing: scikit-learn prints the budget in every estimator's
         # repr. The total shown is the last one computed, if it is current.
         head = f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g}, "
+        if self.composition != "basic":
+            head += f"composition={self.composition!r}, "
         try:
             entries = self.ledger
         except LedgerError:  # e.g. an estimator's repr in a worker without it
             return head + f"ledger={self._store!r} unavailable)"
-        cached = self._composed
+        tally = self._tally
         current = (
-            cached.report is not None
-            and cached.count == len(entries)
-            and (not entries or entries[-1].event == cached.last)
+            tally.report is not None
+            and tally.composition == self.composition
+            and tally.count == len(entries)
+            and (not entries or entries[-1].record == tally.last)
         )
         if not current:
             return head + f"n_spends={len(entries)})"
-        report = cached.report
+        report = tally.report
         return (
             head + f"spent=({report.epsilon:.4g}, {report.delta:.3g}), "
             f"n_spends={len(entries)})"
@@ -582,6 +824,18 @@ def _open_store(ledger, epsilon: float, delta: float) -> LedgerStore:
             "PrivacyBudget.from_ledger to open it with its own limits."
         )
     return ledger
+
+
+def _approximate_delta(event: PrivacyEvent) -> float | None:
+    """Total delta of ``event`` if it is made of pure and (epsilon, delta)
+    events only (basic composition), else ``None``."""
+    total = []
+    for leaf, count in expand_events([event]):
+        if type(leaf) is ApproxDPEvent:
+            total.append(count * leaf.delta)
+        elif pure_epsilon([leaf]) is None:
+            return None
+    return math.fsum(total)
 
 
 def _short(event: PrivacyEvent) -> str:

@@ -98,12 +98,19 @@ class CompositionReport:
         ``"+approx"`` suffix when approximate events were added on top.
     candidates : dict
         Every bound that was computed, by name.
+    guarantee : {"declared", "adaptive"}
+        What the figure assumes. ``"declared"``: the events' privacy
+        parameters were fixed before any of them ran (an accountant's
+        composition: tight). ``"adaptive"``: each spend may have been chosen
+        after seeing the previous releases (a budget's filter,
+        :mod:`skdp.accounting._filters`).
     """
 
     epsilon: float
     delta: float
     method: str
     candidates: dict
+    guarantee: str = "declared"
 
 
 class UnsupportedEventError(TypeError):

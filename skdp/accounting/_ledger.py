@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from ..exceptions import LedgerError
-from ._events import PrivacyEvent, event_from_dict
+from ._events import ComposedEvent, PrivacyEvent, event_from_dict
 
 __all__ = ["LedgerEntry", "LedgerStore", "MemoryLedger"]
 
@@ -36,16 +36,46 @@ class LedgerEntry:
         Position in the ledger, from 0.
     label : str
         What spent it.
-    event : PrivacyEvent
-        What was spent.
+    record : PrivacyEvent
+        What the ledger stores: a
+        :class:`~skdp.accounting.CertifiedEvent` (a release and the
+        ``(epsilon, delta)`` the budget charged for it), a
+        :class:`~skdp.accounting.DeclaredPlanEvent` or a
+        :class:`~skdp.accounting.PlannedEvent` (a ledger written by an
+        older skdp holds bare events).
     timestamp : float
         Seconds since the epoch when the spend was recorded.
+    event : PrivacyEvent
+        The mechanism that ran (for a declared plan, the composition of its
+        events).
+    certificate : tuple of float or None
+        ``(epsilon, delta)`` charged for the entry (``(0, 0)`` for a spend
+        of a declared plan's slot, ``None`` for an older ledger's entry).
     """
 
     index: int
     label: str
-    event: PrivacyEvent
+    record: PrivacyEvent
     timestamp: float
+
+    @property
+    def event(self) -> PrivacyEvent:
+        record = self.record
+        events = getattr(record, "events", None)
+        if record.kind == "declared_plan":
+            return ComposedEvent(events, label=record.label)
+        if record.kind in ("certified", "planned"):
+            return record.event
+        return record
+
+    @property
+    def certificate(self) -> tuple[float, float] | None:
+        record = self.record
+        if record.kind in ("certified", "declared_plan"):
+            return (record.epsilon, record.delta)
+        if record.kind == "planned":
+            return (0.0, 0.0)
+        return None
 
 
 def decode_entry(
@@ -192,7 +222,7 @@ class MemoryLedger:
         with self._lock:
             if self._moved_to is not None:
                 return self._moved_to.append_if(event, label, check)
-            check([e.event for e in self._entries] + [event])
+            check([e.record for e in self._entries] + [event])
             entry = LedgerEntry(len(self._entries), label, event, time.time())
             self._entries.append(entry)
             return entry

@@ -491,7 +491,7 @@ class PostgreSQLLedger:
         hashes = []
         rows = []
         for entry in entries:
-            payload = json.dumps(event_to_dict(entry.event))
+            payload = json.dumps(event_to_dict(entry.record))
             head = entry_hash(head, entry.index, entry.label, payload, entry.timestamp)
             hashes.append(head)
             rows.append(
@@ -523,7 +523,7 @@ class PostgreSQLLedger:
 
         def body(conn):
             entries = self._read(conn, lock=True)
-            check([e.event for e in entries] + [event])
+            check([e.record for e in entries] + [event])
             entry = LedgerEntry(len(entries), label, event, time.time())
             hashes = self._insert(conn, [entry])
             return entries, entry, hashes
@@ -539,7 +539,8 @@ class PostgreSQLLedger:
     def import_entries(self, entries: Iterable[LedgerEntry]) -> None:
         """Copy ``entries`` (with their timestamps) into this empty ledger."""
         entries = [
-            LedgerEntry(i, e.label, e.event, e.timestamp) for i, e in enumerate(entries)
+            LedgerEntry(i, e.label, e.record, e.timestamp)
+            for i, e in enumerate(entries)
         ]
 
         def body(conn):

@@ -721,7 +721,7 @@ class SQLiteLedger:
             self._check_still_at_path(conn)
             try:
                 entries = self._refresh(conn)
-                check([e.event for e in entries] + [event])
+                check([e.record for e in entries] + [event])
                 entry = LedgerEntry(len(entries), label, event, time.time())
                 digest = entry_hash(
                     self._head or genesis_hash(self.ledger_id, self.limits),
@@ -777,7 +777,7 @@ class SQLiteLedger:
                     digest = genesis_hash(self.ledger_id, self.limits)
                     rows = []
                     for e in entries:
-                        payload = json.dumps(event_to_dict(e.event))
+                        payload = json.dumps(event_to_dict(e.record))
                         digest = entry_hash(
                             digest, e.index, e.label, payload, e.timestamp
                         )

@@ -12,6 +12,7 @@ from skdp.accounting import (
     GaussianEvent,
     LaplaceEvent,
     PoissonSubsampledGaussianEvent,
+    PrivacyAccountant,
     gaussian_epsilon,
 )
 
@@ -52,43 +53,51 @@ def test_gaussian_needs_delta():
     assert budget.ledger == []
 
 
-def test_gaussian_events_compose_exactly():
-    # k Gaussian mechanisms with multiplier s are one with s / sqrt(k).
+def test_gaussian_spends_are_charged_their_own_delta_and_add_up():
+    # composition="basic": each spend is certified (epsilon_i, delta_i) by
+    # its exact profile (Balle & Wang) at the delta it names; they add.
     budget = PrivacyBudget(100.0, 1e-5)
     for _ in range(4):
-        budget.spend(GaussianEvent(2.0))
+        entry = budget.spend(GaussianEvent(2.0), delta=2.5e-6)
+        assert entry.certificate[1] == 2.5e-6
+        assert entry.certificate[0] == pytest.approx(
+            gaussian_epsilon(2.0, 2.5e-6), abs=2e-4
+        )
+        assert entry.certificate[0] >= gaussian_epsilon(2.0, 2.5e-6)
     eps, delta = budget.spent()
-    assert delta == 1e-5
-    assert eps == pytest.approx(gaussian_epsilon(1.0, 1e-5), rel=1e-9)
-    assert budget.report().method == "basic+gaussian"
+    assert delta == pytest.approx(1e-5, rel=1e-12)
+    assert eps == pytest.approx(4 * budget.ledger[0].certificate[0], rel=1e-12)
+    report = budget.report()
+    assert report.guarantee == "adaptive" and report.method == "basic filter"
+    # Had the four been declared in advance: one Gaussian of multiplier 1.
+    declared = budget.report(guarantee="declared")
+    assert declared.guarantee == "declared"
+    assert declared.epsilon == pytest.approx(gaussian_epsilon(1.0, 1e-5), rel=1e-9)
+    # The delta is gone: a fifth Gaussian spend has none left.
+    with pytest.raises(BudgetExceededError, match="no finite epsilon"):
+        budget.spend(GaussianEvent(2.0))
 
 
-def test_mixed_pure_and_subsampled_uses_tightest_valid_bound():
+def test_a_spend_is_certified_by_the_tightest_bound_of_its_own_event():
     budget = PrivacyBudget(100.0, 1e-5)
     budget.spend(LaplaceEvent(0.5))
-    budget.spend(PoissonSubsampledGaussianEvent(0.01, 1.0, 1000))
-    report = budget.report()
-    assert report.epsilon == min(report.candidates.values())
-    assert set(report.candidates) == {"pld", "rdp", "basic+rdp"}
-    assert report.method == "pld"
-    # Never below the sum of the pure part alone.
-    assert report.epsilon >= 0.5
+    sgd = PoissonSubsampledGaussianEvent(0.01, 1.0, 1000)
+    entry = budget.spend(sgd, delta=1e-5)
+    own = PrivacyAccountant().compose([sgd], 1e-5)
+    assert own.method == "pld"
+    assert entry.certificate == (own.epsilon, 1e-5)
+    assert budget.spent() == (pytest.approx(0.5 + own.epsilon, rel=1e-12), 1e-5)
 
 
-def test_approx_events_compose_basically_and_reserve_delta():
+def test_approx_events_take_their_delta_and_the_rest_takes_what_is_left():
     budget = PrivacyBudget(5.0, 1e-5)
     budget.spend(ApproxDPEvent(1.0, 4e-6))
     assert budget.spent() == (1.0, 4e-6)
-    budget.spend(GaussianEvent(3.0))
+    entry = budget.spend(GaussianEvent(3.0))  # delta=None: all that is left
+    assert entry.certificate[1] == pytest.approx(6e-6, rel=1e-12)
     eps, delta = budget.spent()
-    assert delta == 1e-5
-    # Basic composition of the two is one valid bound; the PLD of the pair
-    # dominating (1, 4e-6)-DP composed with the Gaussian is tighter.
-    basic = 1.0 + gaussian_epsilon(3.0, 6e-6)
-    assert budget.report().candidates["basic+gaussian+approx"] == pytest.approx(
-        basic, rel=1e-9
-    )
-    assert budget.report().method == "pld" and eps < basic
+    assert delta == pytest.approx(1e-5, rel=1e-12)
+    assert eps == pytest.approx(1.0 + gaussian_epsilon(3.0, 6e-6), abs=2e-4)
 
 
 def test_composed_event_counts_each_part():
