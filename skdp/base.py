@@ -124,9 +124,21 @@ class PrivateEstimatorMixin:
     :class:`~skdp.exceptions.ChargedFitError` is raised with a fixed
     message, because the original error could reveal private values.
     Warnings raised during the run are discarded for the same reason.
+
+    A public parameter that ``_prepare_fit`` reads from the data when it is
+    ``None`` (a bound, the labels) is listed in the class attribute
+    ``_data_bound_params``, with its advice in
+    :data:`skdp.utils._privacy.DATA_BOUND_ADVICE`: :func:`skdp.check_pipeline`
+    then reports the estimator as leaking, before any fit, when one of them
+    is ``None``. An estimator for which that rule is not exact (a
+    synthesizer's per-column bounds) also defines ``_data_derived_params()``,
+    the names of the parameters its fit would read from the data given its
+    current parameters.
     """
 
     _privacy_attributes = ("privacy_event_", "epsilon_", "delta_", "budget_entry_")
+    #: Public parameters whose ``None`` makes the fit read them from the data.
+    _data_bound_params: tuple[str, ...] = ()
 
     # -- what subclasses provide ------------------------------------------
     def _prepare_fit(self, X, y=None):  # pragma: no cover - abstract

@@ -244,6 +244,7 @@ class DPKMeans(
     (1.0, (1.0, 0.0))
     """
 
+    _data_bound_params = ("bounds",)
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "epsilon": [Interval(Real, 0, None, closed="neither")],

@@ -288,6 +288,7 @@ class DPPCA(
     (1.0, 1e-05)
     """
 
+    _data_bound_params = ("data_norm",)
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "epsilon": [Interval(Real, 0, None, closed="neither")],

@@ -77,6 +77,7 @@ class _BaseDPLinear(PrivateEstimatorMixin):
     and what they predict.
     """
 
+    _data_bound_params = ("data_norm",)
     _parameter_constraints: dict = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="left"), None],
@@ -327,6 +328,7 @@ class _BaseDPLinearClassifier(_BaseDPLinear):
     """A private linear classifier: labels, scores and predictions."""
 
     _y_numeric = False
+    _data_bound_params = ("data_norm", "classes")
     _parameter_constraints: dict = {
         **_BaseDPLinear._parameter_constraints,
         "classes": ["array-like", None],

@@ -545,11 +545,7 @@ def prepare_dask_input(estimator, X, y) -> DaskInput:
         classes = declared
     else:
         check_classification_targets(labels)
-        warn_data_derived(
-            "classes",
-            "which labels occur in the training data",
-            "pass classes=[...], the public list of possible labels",
-        )
+        warn_data_derived("classes")
         if labels.size < 2:
             raise ValueError(
                 f"{name} needs samples of at least 2 classes in the data, but "
@@ -557,12 +553,7 @@ def prepare_dask_input(estimator, X, y) -> DaskInput:
             )
         classes = labels
     if read_norm:
-        warn_data_derived(
-            "data_norm",
-            "the largest L2 norm of a row",
-            "pass data_norm, a public bound on the row norms (e.g. 1.0 "
-            "after sklearn.preprocessing.Normalizer)",
-        )
+        warn_data_derived("data_norm")
         if not np.isfinite(norm):
             raise ValueError(
                 "data_norm=None reads the largest row norm from X, but a row "

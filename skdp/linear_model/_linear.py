@@ -189,6 +189,7 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
 
     _y_numeric = True
     _approximate_methods = ("adassp", "gradient")
+    _data_bound_params = ("data_norm", "y_bounds")
     _parameter_constraints: dict = {
         **_BaseDPLinear._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="left")],
@@ -267,11 +268,7 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
         """``y_bounds`` checked, or ``y_range`` (read from data) with a warning."""
         if self.y_bounds is None:
             low, high = (float(v) for v in y_range)
-            warn_data_derived(
-                "y_bounds",
-                "the smallest and largest target",
-                "pass y_bounds=(low, high) from public knowledge",
-            )
+            warn_data_derived("y_bounds")
             if not high > low:
                 low, high = low - 0.5, high + 0.5
         else:

@@ -99,12 +99,7 @@ def bound_rows(X, data_norm: float | None):
     norms = row_norms(X)
     if data_norm is None:
         bound = float(norms.max(initial=0.0))
-        warn_data_derived(
-            "data_norm",
-            "the largest L2 norm of a row",
-            "pass data_norm, a public bound on the row norms (e.g. 1.0 "
-            "after sklearn.preprocessing.Normalizer)",
-        )
+        warn_data_derived("data_norm")
         if not np.isfinite(bound):
             raise ValueError(
                 "data_norm=None reads the largest row norm from X, but a row "

@@ -424,6 +424,42 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
 
         return DPLogisticRegression()
 
+    def _data_derived_params(self) -> tuple[str, ...]:
+        """What the trials read from the training data, as ``set_params`` names.
+
+        The private estimator's parameters that a trial leaves at ``None``:
+        those that are ``None`` and not tuned, or tuned with ``None`` among
+        the listed values (read by :func:`skdp.check_pipeline`).
+        """
+        from .._pipeline_check import data_derived_params
+
+        estimator = self._inner_estimator()
+        if isinstance(estimator, Pipeline):
+            name, final = estimator.steps[-1]
+            prefix = name + "__"
+        else:
+            final, prefix = estimator, ""
+        untuned = data_derived_params(final)
+        bound = getattr(final, "_data_bound_params", ())
+        distributions = self._distributions()
+        grids = distributions if isinstance(distributions, list) else [distributions]
+        read: list[str] = []
+        for grid in grids:
+            tuned = {
+                key[len(prefix) :]: values
+                for key, values in grid.items()
+                if key.startswith(prefix)
+            }
+            for param in untuned:
+                if param not in tuned and param not in read:
+                    read.append(param)
+            for param, values in tuned.items():
+                listed = not hasattr(values, "rvs")
+                if param in bound and listed and param not in read:
+                    if any(value is None for value in values):
+                        read.append(param)
+        return tuple(f"estimator__{prefix}{param}" for param in read)
+
     def _distributions(self):
         if self.param_distributions is None:
             return {"C": loguniform(1e-3, 1e2)}
@@ -466,7 +502,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
             name, final = estimator.steps[-1]
             for step_name, step in estimator.steps[:-1]:
                 kind = step_privacy(step)
-                if kind == "private":
+                if isinstance(step, PrivateEstimatorMixin):
                     raise ValueError(
                         f"Step {step_name!r} of the pipeline is a private skdp "
                         "estimator before the last step; PrivateSearchCV plans "
@@ -489,7 +525,10 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
             param_prefix = name + "__"
         else:
             final, prefix, param_prefix = estimator, None, ""
-        if step_privacy(final) != "private":
+        # A private estimator that reads a bound from the data is accepted
+        # here (each distinct warning of its planning fits is shown once, see
+        # _plan_fit) and reported as leaking by check_pipeline.
+        if not isinstance(final, PrivateEstimatorMixin):
             where = " as the last step of the pipeline" if prefix is not None else ""
             raise ValueError(
                 f"PrivateSearchCV needs a private skdp estimator{where}, got "

@@ -432,6 +432,7 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     (1.0, (1.0, 0.0))
     """
 
+    _data_bound_params = ("bounds", "classes")
     _parameter_constraints: dict = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "bounds": ["array-like", None],

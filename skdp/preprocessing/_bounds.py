@@ -90,6 +90,7 @@ class BoundedMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
            [1.   , 1.   ]])
     """
 
+    _data_bound_params = ("bounds",)
     _parameter_constraints: dict = {
         "bounds": ["array-like", None],
         "feature_range": [tuple],

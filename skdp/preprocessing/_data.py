@@ -147,6 +147,7 @@ class DPStandardScaler(
     (0.5, 0.0)
     """
 
+    _data_bound_params = ("bounds",)
     _parameter_constraints: dict = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "bounds": ["array-like", None],

@@ -314,6 +314,31 @@ def _is_pair(bounds) -> bool:
     )
 
 
+def undeclared_domains(bounds, categories) -> tuple[str, ...]:
+    """``("bounds", "categories")`` if a fit with these parameters reads some
+    column's domain from the data, else ``()``; from the parameters alone.
+
+    A single ``(low, high)`` pair covers every column. With lists, a column
+    both leave at ``None`` is read. A dict is taken to name every column
+    (one it leaves out is read at fit, with a warning). With neither, every
+    column is read unless it is a pandas ``Categorical`` (which only the data
+    can tell: this says "read").
+    """
+    if _is_pair(bounds):
+        return ()
+    if isinstance(bounds, dict) or isinstance(categories, dict):
+        return ()
+    declared = [entries for entries in (bounds, categories) if entries is not None]
+    n_columns = max((len(entries) for entries in declared), default=0)
+    for position in range(n_columns if declared else 1):
+        if all(
+            position >= len(entries) or entries[position] is None
+            for entries in declared
+        ):
+            return ("bounds", "categories")
+    return ()
+
+
 def _check_per_column(param, value, n_columns):
     if value is None or isinstance(value, dict):
         return

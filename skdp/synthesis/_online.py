@@ -318,6 +318,7 @@ class OnlinePMW(PrivateEstimatorMixin):
     True
     """
 
+    _data_bound_params = ("domain",)
     _parameter_names = (
         "domain",
         "epsilon",
@@ -486,12 +487,7 @@ class OnlinePMW(PrivateEstimatorMixin):
                         "values with domain=[...]."
                     )
                 domain.append(found)
-            warn_data_derived(
-                "domain",
-                "which values occur in each column",
-                "pass domain=[values of column 0, values of column 1, ...] from "
-                "public knowledge",
-            )
+            warn_data_derived("domain")
         else:
             if len(self.domain) != n_columns:
                 raise ValueError(

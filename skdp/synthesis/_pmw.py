@@ -34,6 +34,7 @@ from ._domain import (
     TableCategories,
     build_domains,
     encode_columns,
+    undeclared_domains,
 )
 from ._models import DenseModel
 from ._mwem import (
@@ -475,6 +476,7 @@ class PMWSynthesizer(
     True
     """
 
+    _data_bound_params = ("bounds", "categories")
     _parameter_constraints: dict = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="left")],
@@ -571,6 +573,10 @@ class PMWSynthesizer(
             raise ValueError("Complex data not supported.")
         names = list(range(X.shape[1]))
         return names, [X[:, j] for j in range(X.shape[1])], None
+
+    def _data_derived_params(self) -> tuple[str, ...]:
+        """The parameters a fit reads from the data (see ``undeclared_domains``)."""
+        return undeclared_domains(self.bounds, self.categories)
 
     def _may_be_missing(self) -> bool:
         """Whether any column may declare a missing-value code."""

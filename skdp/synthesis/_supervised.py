@@ -27,7 +27,13 @@ from ..utils._sklearn_compat import (
     fit_context,
     validate_data,
 )
-from ._domain import MissingValues, TableBounds, TableCategories, _is_pair
+from ._domain import (
+    MissingValues,
+    TableBounds,
+    TableCategories,
+    _is_pair,
+    undeclared_domains,
+)
 from ._pmw import _DEFAULT_WORKLOAD_CAP, PMWSynthesizer, _decode_rows, _is_dataframe
 
 if TYPE_CHECKING:
@@ -222,6 +228,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
     True
     """
 
+    _data_bound_params = ("classes", "bounds", "categories")
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"]), None],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
@@ -299,6 +306,12 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
             ensure_all_finite=finite,
             reset=reset,
         )
+
+    def _data_derived_params(self) -> tuple[str, ...]:
+        """The parameters a fit reads from the data: ``classes`` if None, and
+        the columns' domains (see ``undeclared_domains``)."""
+        labels = ("classes",) if self.classes is None else ()
+        return labels + undeclared_domains(self.bounds, self.categories)
 
     def _may_be_missing(self) -> bool:
         option = self.missing_values

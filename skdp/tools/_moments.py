@@ -15,7 +15,9 @@ Sensitivities, under replace-one neighbours (``n`` public), for a column
 bounded in ``[L, U]`` of width ``w = U - L``:
 
 * mean: ``w / n``;
-* variance (population, ``ddof=0``): ``(n - 1) w**2 / n**2``. Write
+* variance (population, ``ddof=0``): ``(n - 1) w**2 / n**2``, also for
+  the variance pooled over all the entries of ``p`` columns of width up
+  to ``w`` (``_pooled_var_sensitivity``). Write
   ``S = sum_i (x_i - mean)**2``. Splitting off row ``n``,
   ``S = S' + (n - 1) / n (x_n - m')**2`` with ``S'`` and ``m'`` the scatter
   and mean of the other ``n - 1`` rows, which a replacement of row ``n``
@@ -163,19 +165,34 @@ class MomentsPlan:
 
 
 def _pooled_var_sensitivity(n_samples: int, n_columns: int, width: float) -> float:
-    """Replace-one sensitivity of the variance of all ``n p`` entries.
+    """Replace-one sensitivity of the variance (``ddof=0``) of all ``n p`` entries.
 
-    Replacing a row changes ``k = p`` of the ``N = n p`` entries. With ``A``
-    the changed entries and ``B`` the others,
-    ``S = S_A + S_B + k (N - k) / N (mean_A - mean_B)**2``; ``S_B`` is
-    unchanged, ``S_A`` lies in ``[0, k w**2 / 4]`` (0 when ``k = 1``) and
-    the last term in ``[0, k (N - k) w**2 / N]``, so the variance ``S / N``
-    moves by at most ``k w**2 ((N - k) / N + 1/4) / N``
-    (``(n - 1) w**2 / n**2`` for one column).
+    ``(n - 1) w**2 / n**2`` for ``n >= 2``, whatever ``p``: the same as one
+    column's; ``floor(p/2) ceil(p/2) w**2 / p**2`` for ``n = 1``. Tight:
+    attained by all entries at one bound and one row moved to the other.
+
+    Notes
+    -----
+    A replacement changes ``k = p`` of the ``N = n p`` entries: ``A`` those,
+    ``B`` the others, ``c`` the mean of ``B``. With ``y = a - c`` the changed
+    entries about it, the scatter splits as ``S = S_B + f(y)``,
+    ``f(y) = sum y**2 - (sum y)**2 / N = y' (I - 1 1' / N) y``; ``S_B`` and
+    ``c`` do not move. ``f`` is convex (eigenvalues 1 and ``1 - k / N``) and
+    at least 0, with ``f = 0`` at ``y = 0`` (every changed entry at ``c``, in
+    the bounds), so ``S`` moves by at most the largest ``f``, found at a
+    vertex: ``j`` entries at ``U`` and ``k - j`` at ``L``, ``t = c - L``,
+    ``f = j w**2 (1 - j/N) - 2 j w t (1 - k/N) + k t**2 (1 - k/N)``,
+    convex in ``t`` with the values ``j (N - j) w**2 / N`` at ``t = 0`` and
+    ``(k - j) (N - k + j) w**2 / N`` at ``t = w``. So
+    ``Delta S = max_{j <= k} j (N - j) w**2 / N``: ``j = k`` when
+    ``k <= N / 2`` (``n >= 2``), ``j = floor(N / 2)`` when ``n = 1``. The
+    variance moves by ``Delta S / N``; with ``k = p``, ``N = n p``,
+    ``p (N - p) w**2 / N**2 = (n - 1) w**2 / n**2``. Per-column bounds sit
+    inside the pooled range, of width ``w = max(upper) - min(lower)``.
     """
     total = n_samples * n_columns
-    within = 0.0 if n_columns == 1 else 0.25
-    return n_columns * width**2 * ((total - n_columns) / total + within) / total
+    moved = min(n_columns, total // 2)
+    return moved * (total - moved) * width**2 / total**2
 
 
 def plan_moments(

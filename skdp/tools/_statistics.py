@@ -232,9 +232,13 @@ def var(
     for ``axis=0``). The whole epsilon goes to this one quantity, which
     beats spending part on a noisy mean and part on a second moment. The
     result is clipped to ``[0, (U - L)**2 / 4]``, the variances possible in
-    the bounds. For ``axis=None`` over ``p > 1`` columns the pooled variance
-    moves by ``p w**2 ((N - p) / N + 1/4) / N`` (``N = n p``, ``w`` the
-    widest range).
+    the bounds. For ``axis=None`` over ``p > 1`` columns the variance of
+    all ``N = n p`` entries moves by at most ``(n - 1) w**2 / n**2`` too
+    (``w`` the widest range, ``max(U) - min(L)``; ``w**2 / 4`` at most for
+    one row): a replaced row changes ``p`` entries, and the scatter moves by
+    at most ``p (N - p) w**2 / N``, attained when every entry sits at one
+    bound and the row moves to the other (derived in
+    ``skdp.tools._moments._pooled_var_sensitivity``).
 
     Examples
     --------

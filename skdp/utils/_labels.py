@@ -29,11 +29,7 @@ def resolve_classes(y, classes, estimator: str, *, min_declared: int = 2) -> np.
     check_classification_targets(y)
     if classes is None:
         found = np.unique(y)
-        warn_data_derived(
-            "classes",
-            "which labels occur in the training data",
-            "pass classes=[...], the public list of possible labels",
-        )
+        warn_data_derived("classes")
         if found.size < 2:
             raise ValueError(
                 f"{estimator} needs samples of at least 2 classes in the data, "
