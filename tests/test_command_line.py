@@ -43,7 +43,7 @@ def test_quick_demo_prints_the_table_the_ledger_and_draws_the_plot(tmp_path):
     assert "BudgetExceededError" in text and result.refused
     for method in METHODS:
         assert method in text
-    assert "PMWSynthesizer" in text and "spent: epsilon=" in text
+    assert "PMWSynthesizer" in text and "spent (adaptive, basic-composition" in text
     assert plot.stat().st_size > 0 and f"Plot written to {plot}" in text
     # Progress goes to its own stream, one line per step.
     assert (

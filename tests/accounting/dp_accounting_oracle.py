@@ -27,6 +27,7 @@ from dp_accounting.pld import common as dp_common
 from dp_accounting.pld import privacy_loss_distribution as dp_pld
 
 from skdp.accounting import (
+    DiscreteLaplaceEvent,
     GaussianEvent,
     LaplaceEvent,
     PoissonSubsampledGaussianEvent,
@@ -57,6 +58,11 @@ def dp_pld_of(event, relation):
         return dp_pld.from_gaussian_mechanism(sd, neighboring_relation=rel)
     if isinstance(event, LaplaceEvent):
         return dp_pld.from_laplace_mechanism(1.0 / event.epsilon)
+    if isinstance(event, DiscreteLaplaceEvent):
+        # P(z) ~ exp(-a |z|) with a = 1 / t, an integer shift k.
+        return dp_pld.from_discrete_laplace_mechanism(
+            1.0 / event.noise_scale, sensitivity=event.sensitivity
+        )
     if isinstance(event, PureDPEvent):
         parameters = dp_common.DifferentialPrivacyParameters(event.epsilon, 0.0)
         return dp_pld.from_privacy_parameters(parameters)

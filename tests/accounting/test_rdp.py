@@ -339,7 +339,12 @@ def test_calibration_recovers_known_sigma():
         epsilon, 1e-5, sampling_rate=256 / 60000, steps=14063
     )
     assert sigma == pytest.approx(1.1, rel=1e-5)
-    assert sigma >= 1.1 * (1 - 1e-12)
+    # What calibration guarantees: the multiplier found spends at most the
+    # target. (Not sigma >= 1.1: the PLD's epsilon is monotone in sigma only
+    # up to its discretisation, here 3e-9 relative, so a sigma 2e-9 below
+    # 1.1 can spend less.)
+    spent = epsilon_poisson_subsampled_gaussian(256 / 60000, sigma, 14063, 1e-5)
+    assert spent <= epsilon
 
 
 def test_calibration_rejects_bad_input():

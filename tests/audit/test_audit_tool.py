@@ -209,7 +209,10 @@ def test_audit_estimator_catches_a_broken_estimator(broken):
         confidence=0.99,
         random_state=0,
     )
-    assert result.claimed_epsilon == 1.0
+    # The discrete Laplace on its grid claims k / t, at most epsilon and
+    # within the grid's rounding (2**-32 relative) of it.
+    assert result.claimed_epsilon <= 1.0
+    assert result.claimed_epsilon == pytest.approx(1.0, rel=1e-8)
     # True epsilon 1 when correct (the bound stays below), 10 when broken
     # (the bound nears the ceiling of 1000 evaluation runs, about 5.2).
     assert result.violation is broken, str(result)
