@@ -412,7 +412,10 @@ class PrivacyBudget:
                 )
             raise BudgetExceededError(
                 f"Spending {_short(shown)} ('{new.label}') would exceed the "
-                f"privacy budget: {why}. Nothing was recorded."
+                f"privacy budget: {why}. Nothing was recorded. (Releases fixed "
+                "before any of them runs compose tightly when declared together "
+                "with PrivacyBudget.declare; many small releases compose better "
+                "under composition='renyi'.)"
             )
         return report
 
