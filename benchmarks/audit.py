@@ -48,6 +48,7 @@ from skdp.mechanisms import (
     l2_vector_mechanism,
     laplace_mechanism,
 )
+from skdp.tools import count, histogram
 
 CONFIDENCE = 0.95
 
@@ -71,6 +72,23 @@ def _gaussian(epsilon, delta):
         return gaussian_mechanism(
             value, 1.0, epsilon, delta, random_state=random_state
         )[0]
+
+    return run
+
+
+def _count(epsilon):
+    def run(rows, random_state):
+        return float(count(rows, epsilon=epsilon, random_state=random_state))
+
+    return run
+
+
+def _histogram(epsilon):
+    def run(values, random_state):
+        hist, _ = histogram(
+            values, bins=2, range=(0.0, 1.0), epsilon=epsilon, random_state=random_state
+        )
+        return float(hist[0])
 
     return run
 
@@ -112,6 +130,18 @@ def mechanism_cases():
         cases.append(
             (f"exponential k={k}", 1.0, 0.0, limit, _exponential, scores, neighbour)
         )
+    for eps in (0.5, 1.0, 2.0):
+        # A count of non-zero rows: one row changes it by 1 (randomised
+        # response on the integers; every event's loss is +-epsilon).
+        zeros, one = np.zeros(20), np.zeros(20)
+        one[0] = 1.0
+        cases.append((f"tools.count eps={eps}", eps, 0.0, eps, _count(eps), zeros, one))
+    for eps in (1.0, 2.0):
+        # A histogram: the replaced row leaves bin 0 for bin 1.
+        low, moved = np.full(20, 0.25), np.full(20, 0.25)
+        moved[0] = 0.75
+        name = f"tools.histogram eps={eps} (bin 0)"
+        cases.append((name, eps, 0.0, eps, _histogram(eps), low, moved))
     cases = [case + (None,) for case in cases]
     for d in (1, 3, 10):
         v0, v1 = np.zeros(d), np.eye(d)[0]

@@ -82,3 +82,24 @@ def _exact_gaussian_epsilon(s, delta):
         mid = (low + high) / 2
         low, high = (mid, high) if _gaussian_delta(s, mid) > delta else (low, mid)
     return high
+
+
+def test_no_accountant_accounts_a_subclass_through_its_parent():
+    """A new kind of mechanism whose loss differs must not inherit an
+    accounting: the dispatch is on the exact event class."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from skdp.accounting import LaplaceEvent, PrivacyAccountant
+    from skdp.accounting._composition import UnsupportedEventError
+
+    @dataclass(frozen=True)
+    class SomeGridLaplaceEvent(LaplaceEvent):
+        kind: ClassVar[str] = "test_some_grid_laplace"
+
+    event = SomeGridLaplaceEvent(1.0)
+    for accountant in (PLDAccountant(), RDPAccountant()):
+        with pytest.raises(UnsupportedEventError):
+            accountant.compose([event], 1e-6)
+    with pytest.raises(UnsupportedEventError):
+        PrivacyAccountant().compose([event], 1e-6)
