@@ -1,0 +1,244 @@
+"""One data path: rows in memory (dense or CSR) or in a dask collection.
+
+Every private estimator reads its data through sums over rows: gradients
+and Hessian products, moments, counts and histograms, naive Bayes' class
+sums, k-means' assignment sums, PCA's Gram matrix. A :class:`RowSource`
+holds the rows wherever they are and answers one question,
+:meth:`RowSource.block_sum`: the sum over the rows of a *block function*
+applied to consecutive blocks of rows. An estimator writes its maths once,
+as block functions, and runs unchanged on a NumPy array, a sparse matrix or
+a dask array or DataFrame on a cluster.
+
+The blocks are canonical: ``block_rows`` consecutive rows each (a public
+function of ``n``, :func:`canonical_block_rows`), whatever the storage,
+and their results are added by the same tree of fan-in
+:data:`TREE_FAN_IN`, each node adding its inputs left to right. Block
+functions see NumPy (or CSR) blocks of the same rows in the same layout in
+both backends, so a dask fit computes *bitwise* the same sums as the
+in-memory fit, and therefore the same model for the same seed. The
+rounding of such a sum is bounded by ``summation_terms`` in
+``skdp.linear_model._newton``.
+
+On dask, only the block functions run on the workers; only their sums
+(never rows) come back to the client, where the plan is made, the budget
+charged and the noise drawn.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._dask import as_row_blocks, is_dask_collection
+
+__all__ = [
+    "MIN_BLOCK_ROWS",
+    "TREE_FAN_IN",
+    "RowSource",
+    "canonical_block_rows",
+    "row_source",
+    "tree_sum",
+]
+
+#: Fewest rows of a canonical block.
+MIN_BLOCK_ROWS = 1024
+#: Fan-in of the tree that adds the blocks' results.
+TREE_FAN_IN = 8
+
+
+def canonical_block_rows(n_samples: int) -> int:
+    """``B = max(1024, ceil(sqrt(n)))`` rows per block (public: ``n`` only).
+
+    With ``k = ceil(n / B)`` blocks a sum's rounding involves at most ``B``
+    terms inside a block and ``log_8 k`` tree levels between blocks, instead
+    of ``n`` terms added in a row.
+
+    Examples
+    --------
+    >>> from skdp.utils._row_source import canonical_block_rows
+    >>> canonical_block_rows(10), canonical_block_rows(10**8)
+    (1024, 10000)
+    """
+    n = max(1, int(n_samples))
+    return max(MIN_BLOCK_ROWS, math.isqrt(n - 1) + 1)
+
+
+def add_all(*parts):
+    """Add ``parts`` left to right (element-wise through tuples), in float64.
+
+    Integer parts (counts) stay integers, so they are exact.
+    """
+    first = parts[0]
+    if isinstance(first, tuple):
+        return tuple(add_all(*items) for items in zip(*parts, strict=True))
+    if isinstance(first, np.ndarray | np.generic) and first.dtype.kind in "biu":
+        total = np.array(first, dtype=np.int64, copy=True)
+    else:
+        total = np.array(first, dtype=np.float64, copy=True)
+    for part in parts[1:]:
+        total = total + part
+    return total
+
+
+def tree_sum(parts: list, fan_in: int = TREE_FAN_IN):
+    """Add the values ``parts`` in a tree of fan-in ``fan_in`` (in memory)."""
+    while len(parts) > 1:
+        parts = [add_all(*parts[i : i + fan_in]) for i in range(0, len(parts), fan_in)]
+    return parts[0]
+
+
+class RowSource:
+    """Rows of ``X`` (and targets ``y``), read through block sums.
+
+    Build one with :func:`row_source`. Attributes are public facts (what a
+    plan may read); the rows themselves are reached only through
+    :meth:`block_sum`.
+
+    Attributes
+    ----------
+    n_samples, n_features : int
+    block_rows : int
+        Rows per canonical block (:func:`canonical_block_rows`).
+    is_dask : bool
+        The rows are in a dask collection (workers compute the blocks).
+    is_sparse : bool
+        Blocks are CSR matrices.
+    dtype : numpy.dtype
+        Of ``X``.
+    """
+
+    is_dask = False
+
+    def __init__(self, X, y=None, *, block_rows: int | None = None) -> None:
+        self.X = X
+        self.y = y
+        self.n_samples = int(X.shape[0])
+        self.n_features = int(X.shape[1]) if X.ndim > 1 else 1
+        self.block_rows = (
+            canonical_block_rows(self.n_samples) if block_rows is None else block_rows
+        )
+        self.is_sparse = sp.issparse(X)
+        self.dtype = X.dtype
+
+    @property
+    def n_blocks(self) -> int:
+        return max(1, -(-self.n_samples // self.block_rows))
+
+    def _blocks(self):
+        for start in range(0, max(self.n_samples, 1), self.block_rows):
+            stop = min(start + self.block_rows, self.n_samples)
+            X = self.X[start:stop]
+            y = None if self.y is None else self.y[start:stop]
+            yield X, y
+
+    def block_sum(self, func: Callable[..., Any], *args: Any) -> Any:
+        """``sum over blocks of func(X_block, y_block, *args)``.
+
+        ``func`` returns a NumPy array or scalar, or a tuple of them (added
+        element-wise); integer results stay integers. The blocks' results
+        are added by the canonical tree (:func:`tree_sum`).
+        """
+        return tree_sum([_call_on_block(func, X, y, args) for X, y in self._blocks()])
+
+    def block_map(self, func: Callable[..., Any], *args: Any) -> list:
+        """``[func(X_block, y_block, *args) for each block]``, in order.
+
+        For results that are not sums (per-block maxima, say); they come
+        back to the client, so keep them small.
+        """
+        return [_call_on_block(func, X, y, args) for X, y in self._blocks()]
+
+    def rows(self):
+        """All of ``X`` (and ``y``) in this process: in-memory sources only."""
+        return self.X, self.y
+
+
+class DaskRowSource(RowSource):
+    """Rows in a dask array or DataFrame, blocked canonically on the workers."""
+
+    is_dask = True
+
+    def __init__(self, X, y=None, *, block_rows: int | None = None) -> None:
+        X, y = as_row_blocks(X, y)
+        if any(math.isnan(c) for c in X.chunks[0]):
+            X = X.compute_chunk_sizes()  # the number of rows is public
+        n = int(X.shape[0])
+        rows = canonical_block_rows(n) if block_rows is None else block_rows
+        chunks = {0: rows, 1: -1} if X.ndim == 2 else {0: rows}
+        X = X.rechunk(chunks)
+        if y is not None:
+            y = y.rechunk({0: X.chunks[0]} if y.ndim == 1 else {0: X.chunks[0], 1: -1})
+        super().__init__(X, y, block_rows=rows)
+        self.is_sparse = False
+
+    def _delayed_blocks(self):
+        # Unoptimised block graphs share their keys, so a y computed from X
+        # runs X's tasks once.
+        xs = self.X.to_delayed(optimize_graph=self.y is None).ravel()
+        if self.y is None:
+            return [(x, None) for x in xs]
+        ys = self.y.to_delayed(optimize_graph=False).ravel()
+        return list(zip(xs, ys, strict=True))
+
+    def block_sum(self, func: Callable[..., Any], *args: Any) -> Any:
+        import dask
+
+        call = dask.delayed(_call_on_block, pure=True)
+        parts = [call(func, x, y, args) for x, y in self._delayed_blocks()]
+        add = dask.delayed(add_all, pure=True)
+        while len(parts) > 1:
+            parts = [
+                add(*parts[i : i + TREE_FAN_IN])
+                for i in range(0, len(parts), TREE_FAN_IN)
+            ]
+        (total,) = dask.compute(parts[0])
+        return total
+
+    def block_map(self, func: Callable[..., Any], *args: Any) -> list:
+        import dask
+
+        call = dask.delayed(_call_on_block, pure=True)
+        parts = [call(func, x, y, args) for x, y in self._delayed_blocks()]
+        return list(dask.compute(*parts))
+
+    def rows(self):
+        raise TypeError(
+            "This estimator step needs all rows in one process, which a dask "
+            "collection is not brought to (that would move the data to the "
+            "client)."
+        )
+
+
+def _call_on_block(func, X, y, args):
+    # Both backends hand block functions C-ordered NumPy blocks (or CSR) of
+    # the same rows, so they compute bitwise the same results.
+    if not sp.issparse(X):
+        X = np.ascontiguousarray(X)
+    if y is not None and not sp.issparse(y):
+        y = np.ascontiguousarray(y)
+    return func(X, y, *args)
+
+
+def row_source(X, y=None, *, block_rows: int | None = None) -> RowSource:
+    """The :class:`RowSource` of ``X`` (and ``y``): in memory or on dask.
+
+    ``X`` is an already validated 2-D (or 1-D) NumPy array, a sparse matrix
+    (read as CSR), or a dask array / DataFrame; ``y`` likewise or ``None``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.utils._row_source import row_source
+    >>> rows = row_source(np.arange(6.0).reshape(3, 2))
+    >>> rows.block_sum(lambda X, y: X.sum(axis=0))
+    array([6., 9.])
+    """
+    if is_dask_collection(X) or is_dask_collection(y):
+        return DaskRowSource(X, y, block_rows=block_rows)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+    return RowSource(X, y, block_rows=block_rows)
