@@ -156,6 +156,17 @@ class RowSource:
         """All of ``X`` (and ``y``) in this process: in-memory sources only."""
         return self.X, self.y
 
+    def map_rows(self, func: Callable[..., Any], *args: Any, dtype=None):
+        """``func(X_block, None, *args)`` for every block, stacked by rows.
+
+        Returns an array of the same backend as the source (a NumPy array in
+        memory, a dask array with the canonical blocks on dask) holding one
+        result row per input row: a per-row transformation (binning, the
+        rows' current scores) that stays where the rows are.
+        """
+        parts = [_call_on_block(func, X, None, args) for X, _ in self._blocks()]
+        return np.concatenate(parts)
+
 
 class DaskRowSource(RowSource):
     """Rows in a dask array or DataFrame, blocked canonically on the workers."""
@@ -205,6 +216,23 @@ class DaskRowSource(RowSource):
         parts = [call(func, x, y, args) for x, y in self._delayed_blocks()]
         return list(dask.compute(*parts))
 
+    def map_rows(self, func: Callable[..., Any], *args: Any, dtype=None):
+        out_dtype = np.dtype(dtype) if dtype is not None else self.X.dtype
+        probe = _call_on_block(
+            func, np.zeros((0,) + self.X.shape[1:], self.X.dtype), None, args
+        )
+        kwargs = {"drop_axis": 1} if probe.ndim == 1 and self.X.ndim == 2 else {}
+        out = self.X.map_blocks(
+            _call_on_block_pair,
+            func,
+            None,
+            args,
+            dtype=out_dtype,
+            meta=np.zeros((0,) * probe.ndim, out_dtype),
+            **kwargs,
+        )
+        return out.persist()
+
     def rows(self):
         raise TypeError(
             "This estimator step needs all rows in one process, which a dask "
@@ -221,6 +249,10 @@ def _call_on_block(func, X, y, args):
     if y is not None and not sp.issparse(y):
         y = np.ascontiguousarray(y)
     return func(X, y, *args)
+
+
+def _call_on_block_pair(X, func, y, args):
+    return _call_on_block(func, X, y, args)
 
 
 def row_source(X, y=None, *, block_rows: int | None = None) -> RowSource:
