@@ -34,6 +34,8 @@ __all__ = [
 
 #: Cells of the public fine grid over a numeric feature's declared range.
 FINE_CELLS = 128
+#: The scale of :func:`auto_bins`' rule.
+AUTO_BINS_SCALE = 2.5
 
 
 @dataclass(frozen=True)
@@ -177,5 +179,7 @@ def auto_bins(n_samples: int, n_features: int, mu: float, rounds: int, cap: int)
     >>> auto_bins(24000, 14, 0.27, 5, 32), auto_bins(426, 30, 0.27, 5, 32)
     (32, 4)
     """
-    value = 2.5 * math.sqrt(n_samples * mu / (n_features * math.sqrt(rounds)))
+    value = AUTO_BINS_SCALE * math.sqrt(
+        n_samples * mu / (n_features * math.sqrt(rounds))
+    )
     return int(min(max(math.ceil(value), 2), cap))
