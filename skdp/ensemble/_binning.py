@@ -24,9 +24,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..utils._bounds import resolve_bounds
+from ..utils._dask import is_dask_collection
+from ..utils._privacy import warn_data_derived
+from ..utils._sklearn_compat import validate_data
+
 __all__ = [
     "FINE_CELLS",
     "FeatureSchema",
+    "check_rows",
+    "resolve_schema",
+    "table",
     "edges_from_counts",
     "encode_block",
     "fine_counts_block",
@@ -74,6 +82,163 @@ class FeatureSchema:
         if self.categorical[j]:
             return len(self.categories[j]) + 1
         return self.n_bins + 1
+
+
+# -- the schema from the input -------------------------------------------------
+
+
+def table(estimator, X, *, reset: bool):
+    """``X`` as a 2-D NumPy array (float, or object when it holds labels).
+
+    A pandas DataFrame keeps its columns' values (categories as values);
+    a dask collection is validated for its shape only (its values stay on
+    the workers).
+    """
+    if is_dask_collection(X):
+        if reset:
+            estimator.n_features_in_ = int(X.shape[1])
+        elif X.shape[1] != estimator.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(estimator).__name__} is "
+                f"expecting {estimator.n_features_in_} features as input."
+            )
+        return X
+    if hasattr(X, "dtypes") and hasattr(X, "columns"):
+        validate_data(estimator, X, reset=reset, skip_check_array=True)
+        numeric = all(dtype.kind in "biuf" for dtype in X.dtypes)
+        if numeric:
+            return validate_data(
+                estimator,
+                X,
+                reset=False,
+                dtype=np.float64,
+                ensure_all_finite="allow-nan",
+            )
+        return np.column_stack([X[c].to_numpy(dtype=object) for c in X.columns])
+    dtype = None
+    array = np.asarray(X) if not hasattr(X, "tocsr") else X
+    if getattr(array, "dtype", None) is None or array.dtype.kind not in "O":
+        dtype = np.float64
+    return validate_data(
+        estimator, X, reset=reset, dtype=dtype, ensure_all_finite="allow-nan"
+    )
+
+
+def resolve_schema(estimator, X, n_bins_cap: int) -> tuple:
+    """The public schema: categorical mask, categories and numeric bounds.
+
+    Declared values are used as given; what is not declared is read from
+    the data with a :class:`~skdp.exceptions.PrivacyLeakWarning` (never for
+    dask input, whose values are not brought to the client).
+    """
+    n_features = int(X.shape[1])
+    mask = np.zeros(n_features, dtype=bool)
+    spec = estimator.categorical_features
+    if spec is not None:
+        spec = np.asarray(spec)
+        if spec.dtype == bool:
+            if spec.shape != (n_features,):
+                raise ValueError(
+                    f"categorical_features as a mask needs {n_features} entries, "
+                    f"got {spec.shape[0]}."
+                )
+            mask = spec.copy()
+        else:
+            index = spec.astype(int)
+            if np.any((index < 0) | (index >= n_features)):
+                raise ValueError(
+                    f"categorical_features holds indices outside [0, {n_features})."
+                )
+            mask[index] = True
+    if X.dtype == object:
+        # Columns of labels (strings) are categorical whatever was declared.
+        for j in range(n_features):
+            column = X[:, j]
+            if not mask[j] and any(isinstance(v, str) for v in column[:1000]):
+                mask[j] = True
+    categories: list = [None] * n_features
+    declared = estimator.categories
+    cat_index = np.flatnonzero(mask)
+    if declared is not None:
+        if len(declared) != cat_index.size:
+            raise ValueError(
+                f"categories needs one list per categorical feature "
+                f"({cat_index.size}), got {len(declared)}."
+            )
+        for j, values in zip(cat_index, declared, strict=True):
+            categories[j] = _sorted_categories(values, j)
+    elif cat_index.size:
+        if is_dask_collection(X):
+            raise ValueError(
+                "categories must be declared for dask input: they are not read "
+                "from the data. Nothing was charged."
+            )
+        warn_data_derived(
+            "categories",
+            "the categories that occur in each categorical feature",
+            "pass categories=[...] with the public list of each feature's categories",
+        )
+        for j in cat_index:
+            values = [v for v in X[:, j].tolist() if not _is_missing(v)]
+            categories[j] = _sorted_categories(values, j)
+    lower = np.full(n_features, np.nan)
+    upper = np.full(n_features, np.nan)
+    numeric = np.flatnonzero(~mask)
+    if numeric.size:
+        if estimator.bounds is None and is_dask_collection(X):
+            raise ValueError(
+                "bounds must be declared for dask input: they are not read from "
+                "the data. Nothing was charged."
+            )
+        values = (
+            np.zeros((0, numeric.size))
+            if is_dask_collection(X)
+            else X[:, numeric].astype(float)
+        )
+        bounds = estimator.bounds
+        if bounds is not None:
+            low, high = bounds
+            low, high = (
+                np.broadcast_to(low, n_features),
+                np.broadcast_to(high, n_features),
+            )
+            bounds = (np.asarray(low, float)[numeric], np.asarray(high, float)[numeric])
+        lo, hi = resolve_bounds(bounds, values, estimator=type(estimator).__name__)
+        lower[numeric], upper[numeric] = lo, hi
+    for j in cat_index:
+        if len(categories[j]) > 2**15 - 2:
+            raise ValueError(
+                f"Feature {j} declares {len(categories[j])} categories, more than "
+                f"the {2**15 - 2} a bin code holds."
+            )
+    return FeatureSchema(
+        tuple(bool(m) for m in mask), tuple(categories), lower, upper, n_bins_cap
+    )
+
+
+def _is_missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _sorted_categories(values, j) -> np.ndarray:
+    values = list(values)
+    if not values:
+        raise ValueError(f"Feature {j} declares no category.")
+    try:
+        array = np.array(sorted(set(values)))
+    except TypeError:
+        array = np.array(sorted(set(values), key=repr), dtype=object)
+    if array.dtype.kind not in "biufUSO":
+        array = array.astype(object)
+    return array
+
+
+def check_rows(X) -> None:
+    """Refuse input without rows (before the charge)."""
+    if X.shape[0] < 1:
+        raise ValueError(
+            "Found array with 0 sample(s) while a minimum of 1 is required."
+        )
 
 
 def fine_cells(values: np.ndarray, lower: float, upper: float) -> np.ndarray:

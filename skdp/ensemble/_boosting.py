@@ -37,7 +37,6 @@ from ..utils._bounds import resolve_bounds
 from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._labels import resolve_classes
-from ..utils._privacy import warn_data_derived
 from ..utils._row_source import row_source
 from ..utils._sklearn_compat import (
     HasMethods,
@@ -45,15 +44,17 @@ from ..utils._sklearn_compat import (
     StrOptions,
     check_is_fitted,
     fit_context,
-    validate_data,
 )
 from ._binning import (
     FINE_CELLS,
     FeatureSchema,
     auto_bins,
+    check_rows,
     edges_from_counts,
     encode_block,
     fine_counts_block,
+    resolve_schema,
+    table,
 )
 
 if TYPE_CHECKING:
@@ -75,156 +76,9 @@ INTERCEPT_SHARE = 0.01
 REGRESSION_CLIP = 0.25
 #: The default ``l2_regularization="auto"``: this many standard deviations
 #: of a bin's gradient-sum noise (plus 1), shrinking noisy bins to zero.
-NOISE_SHRINKAGE = 2.0
-
-
-# -- the schema ---------------------------------------------------------------
-
-
-def _table(estimator, X, *, reset: bool):
-    """``X`` as a 2-D NumPy array (float, or object when it holds labels).
-
-    A pandas DataFrame keeps its columns' values (categories as values);
-    a dask collection is validated for its shape only (its values stay on
-    the workers).
-    """
-    if is_dask_collection(X):
-        if reset:
-            estimator.n_features_in_ = int(X.shape[1])
-        elif X.shape[1] != estimator.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {type(estimator).__name__} is "
-                f"expecting {estimator.n_features_in_} features as input."
-            )
-        return X
-    if hasattr(X, "dtypes") and hasattr(X, "columns"):
-        validate_data(estimator, X, reset=reset, skip_check_array=True)
-        numeric = all(dtype.kind in "biuf" for dtype in X.dtypes)
-        if numeric:
-            return validate_data(
-                estimator,
-                X,
-                reset=False,
-                dtype=np.float64,
-                ensure_all_finite="allow-nan",
-            )
-        return np.column_stack([X[c].to_numpy(dtype=object) for c in X.columns])
-    dtype = None
-    array = np.asarray(X) if not hasattr(X, "tocsr") else X
-    if getattr(array, "dtype", None) is None or array.dtype.kind not in "O":
-        dtype = np.float64
-    return validate_data(
-        estimator, X, reset=reset, dtype=dtype, ensure_all_finite="allow-nan"
-    )
-
-
-def _resolve_schema(estimator, X, n_bins_cap: int) -> tuple:
-    """The public schema: categorical mask, categories and numeric bounds.
-
-    Declared values are used as given; what is not declared is read from
-    the data with a :class:`~skdp.exceptions.PrivacyLeakWarning` (never for
-    dask input, whose values are not brought to the client).
-    """
-    n_features = int(X.shape[1])
-    mask = np.zeros(n_features, dtype=bool)
-    spec = estimator.categorical_features
-    if spec is not None:
-        spec = np.asarray(spec)
-        if spec.dtype == bool:
-            if spec.shape != (n_features,):
-                raise ValueError(
-                    f"categorical_features as a mask needs {n_features} entries, "
-                    f"got {spec.shape[0]}."
-                )
-            mask = spec.copy()
-        else:
-            index = spec.astype(int)
-            if np.any((index < 0) | (index >= n_features)):
-                raise ValueError(
-                    f"categorical_features holds indices outside [0, {n_features})."
-                )
-            mask[index] = True
-    if X.dtype == object:
-        # Columns of labels (strings) are categorical whatever was declared.
-        for j in range(n_features):
-            column = X[:, j]
-            if not mask[j] and any(isinstance(v, str) for v in column[:1000]):
-                mask[j] = True
-    categories: list = [None] * n_features
-    declared = estimator.categories
-    cat_index = np.flatnonzero(mask)
-    if declared is not None:
-        if len(declared) != cat_index.size:
-            raise ValueError(
-                f"categories needs one list per categorical feature "
-                f"({cat_index.size}), got {len(declared)}."
-            )
-        for j, values in zip(cat_index, declared, strict=True):
-            categories[j] = _sorted_categories(values, j)
-    elif cat_index.size:
-        if is_dask_collection(X):
-            raise ValueError(
-                "categories must be declared for dask input: they are not read "
-                "from the data. Nothing was charged."
-            )
-        warn_data_derived(
-            "categories",
-            "the categories that occur in each categorical feature",
-            "pass categories=[...] with the public list of each feature's categories",
-        )
-        for j in cat_index:
-            values = [v for v in X[:, j].tolist() if not _is_missing(v)]
-            categories[j] = _sorted_categories(values, j)
-    lower = np.full(n_features, np.nan)
-    upper = np.full(n_features, np.nan)
-    numeric = np.flatnonzero(~mask)
-    if numeric.size:
-        if estimator.bounds is None and is_dask_collection(X):
-            raise ValueError(
-                "bounds must be declared for dask input: they are not read from "
-                "the data. Nothing was charged."
-            )
-        values = (
-            np.zeros((0, numeric.size))
-            if is_dask_collection(X)
-            else X[:, numeric].astype(float)
-        )
-        bounds = estimator.bounds
-        if bounds is not None:
-            low, high = bounds
-            low, high = (
-                np.broadcast_to(low, n_features),
-                np.broadcast_to(high, n_features),
-            )
-            bounds = (np.asarray(low, float)[numeric], np.asarray(high, float)[numeric])
-        lo, hi = resolve_bounds(bounds, values, estimator=type(estimator).__name__)
-        lower[numeric], upper[numeric] = lo, hi
-    for j in cat_index:
-        if len(categories[j]) > 2**15 - 2:
-            raise ValueError(
-                f"Feature {j} declares {len(categories[j])} categories, more than "
-                f"the {2**15 - 2} a bin code holds."
-            )
-    return FeatureSchema(
-        tuple(bool(m) for m in mask), tuple(categories), lower, upper, n_bins_cap
-    )
-
-
-def _is_missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def _sorted_categories(values, j) -> np.ndarray:
-    values = list(values)
-    if not values:
-        raise ValueError(f"Feature {j} declares no category.")
-    try:
-        array = np.array(sorted(set(values)))
-    except TypeError:
-        array = np.array(sorted(set(values), key=repr), dtype=object)
-    if array.dtype.kind not in "biufUSO":
-        array = array.astype(object)
-    return array
+#: It, ``max_iter=8`` and ``learning_rate=0.5`` were chosen on validation
+#: splits of the training rows (``benchmarks/tune_trees.py``).
+NOISE_SHRINKAGE = 4.0
 
 
 # -- the plan -----------------------------------------------------------------
@@ -585,7 +439,7 @@ class _BaseDPBoosting(PrivateEstimatorMixin, BaseEstimator):
 
     def _schema(self, X):
         cap = 32 if self.max_bins == "auto" else int(self.max_bins)
-        return _resolve_schema(self, X, cap)
+        return resolve_schema(self, X, cap)
 
     def _plan_for(self, schema, n_samples, n_classes, y_width):
         return plan_boosting(
@@ -621,7 +475,7 @@ class _BaseDPBoosting(PrivateEstimatorMixin, BaseEstimator):
     # -- prediction -----------------------------------------------------------
     def _raw_scores(self, X, terms) -> np.ndarray:
         check_is_fitted(self)
-        X = _table(self, X, reset=False)
+        X = table(self, X, reset=False)
         rows = row_source(X)
         codes = rows.map_rows(
             encode_block, self.schema_, self.bin_thresholds_, dtype=np.int16
@@ -654,7 +508,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         Privacy parameter of the whole fit, in (0, 1).
     learning_rate : float, default=0.5
         Fraction of each round's Newton step applied.
-    max_iter : int, default=5
+    max_iter : int, default=8
         Cycles over the features (each cycle is one round per feature).
     max_bins : int or "auto", default="auto"
         Most value bins of a numeric feature. ``"auto"`` chooses from
@@ -663,7 +517,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         (:func:`~skdp.ensemble._binning.auto_bins`).
     l2_regularization : float or "auto", default="auto"
         ``lambda`` of the Newton steps ``-learning_rate G / (H + lambda)``;
-        ``"auto"`` is twice the standard deviation of the gradient sums'
+        ``"auto"`` is four times the standard deviation of the gradient sums'
         noise (plus 1), a public quantity that shrinks bins whose noisy
         sums are mostly noise.
     bounds : (lower, upper) or None, default=None
@@ -754,7 +608,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         delta: float = 1e-5,
         *,
         learning_rate: float = 0.5,
-        max_iter: int = 5,
+        max_iter: int = 8,
         max_bins: int | str = "auto",
         l2_regularization: float | str = "auto",
         bounds=None,
@@ -778,7 +632,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         self.budget = budget
 
     def _prepare_fit(self, X, y=None):
-        X = _table(self, X, reset=True)
+        X = table(self, X, reset=True)
         if is_dask_collection(y):
             if self.classes is None:
                 raise ValueError(
@@ -795,10 +649,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
                 )
             classes = resolve_classes(y, self.classes, type(self).__name__)
             labels = np.searchsorted(classes, y)
-        if X.shape[0] < 1:
-            raise ValueError(
-                "Found array with 0 sample(s) while a minimum of 1 is required."
-            )
+        check_rows(X)
         schema = self._schema(X)
         return {"X": X, "labels": labels, "classes": classes, "schema": schema}
 
@@ -932,7 +783,7 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
     epsilon : float, default=1.0
     delta : float, default=1e-5
     learning_rate : float, default=0.5
-    max_iter : int, default=5
+    max_iter : int, default=8
     max_bins : int or "auto", default="auto"
     l2_regularization : float or "auto", default="auto"
     bounds : (lower, upper) or None, default=None
@@ -985,7 +836,7 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
         delta: float = 1e-5,
         *,
         learning_rate: float = 0.5,
-        max_iter: int = 5,
+        max_iter: int = 8,
         max_bins: int | str = "auto",
         l2_regularization: float | str = "auto",
         bounds=None,
@@ -1009,7 +860,7 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
         self.budget = budget
 
     def _prepare_fit(self, X, y=None):
-        X = _table(self, X, reset=True)
+        X = table(self, X, reset=True)
         if is_dask_collection(y):
             if self.y_bounds is None:
                 raise ValueError(
@@ -1035,10 +886,7 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
             labels = y.map_blocks(lambda b: np.clip(b, lo, hi) - lo, dtype=float)
         else:
             labels = np.clip(y, lo, hi) - lo
-        if X.shape[0] < 1:
-            raise ValueError(
-                "Found array with 0 sample(s) while a minimum of 1 is required."
-            )
+        check_rows(X)
         schema = self._schema(X)
         return {"X": X, "labels": labels, "schema": schema, "y_bounds": (lo, hi)}
 
