@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.special import expit, log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import column_or_1d
+from sklearn.utils.validation import check_consistent_length, column_or_1d
 
 from ..accounting._analytic_gaussian import gaussian_noise_multiplier
 from ..accounting._events import ComposedEvent, SelfComposedEvent
@@ -390,6 +390,15 @@ def run_boosting(X, labels, plan: BoostingPlan, kind: str, source):
     return cuts, base, terms, stages, bin_counts
 
 
+def _targets(X, y):
+    """``y`` as a 1-D array with one entry per row of ``X`` (or a clear error)."""
+    if y is None:
+        raise ValueError("requires y to be passed, but the target y is None")
+    y = column_or_1d(y, warn=True)
+    check_consistent_length(X, y)
+    return y
+
+
 def _importances(terms, counts) -> np.ndarray:
     """Each feature's share of the count-weighted spread of its shape function.
 
@@ -430,11 +439,23 @@ class _BaseDPBoosting(PrivateEstimatorMixin, BaseEstimator):
     }
 
     _kind = "classification"
+    _poor_score_on_tiny_data = True
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
         tags.input_tags.allow_nan = True
+        return tags
+
+    def _poor_score_tags(self, tags):
+        # At the default epsilon=1 on scikit-learn's 200- to 300-row check
+        # sets, the noise of a few hundred rows' per-bin sums leaves the
+        # score below the checks' fixed thresholds for some seeds (a DP
+        # model's accuracy on tiny data is the noise's, not a bug).
+        if tags.classifier_tags is not None:
+            tags.classifier_tags.poor_score = self._poor_score_on_tiny_data
+        if tags.regressor_tags is not None:
+            tags.regressor_tags.poor_score = self._poor_score_on_tiny_data
         return tags
 
     def _schema(self, X):
@@ -473,8 +494,9 @@ class _BaseDPBoosting(PrivateEstimatorMixin, BaseEstimator):
         self.feature_importances_ = _importances(terms, counts)
 
     # -- prediction -----------------------------------------------------------
-    def _raw_scores(self, X, terms) -> np.ndarray:
+    def _raw_scores(self, X, terms=None) -> np.ndarray:
         check_is_fitted(self)
+        terms = self.terms_ if terms is None else terms
         X = table(self, X, reset=False)
         rows = row_source(X)
         codes = rows.map_rows(
@@ -602,6 +624,9 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
     }
     _data_bound_params = ("bounds", "categories", "classes")
 
+    def __sklearn_tags__(self):
+        return self._poor_score_tags(super().__sklearn_tags__())
+
     def __init__(
         self,
         epsilon: float = 1.0,
@@ -642,11 +667,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
             classes = np.unique(np.asarray(self.classes))
             labels = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.int64)
         else:
-            y = column_or_1d(y, warn=True)
-            if y.shape[0] != X.shape[0]:
-                raise ValueError(
-                    f"X has {X.shape[0]} rows but y has {y.shape[0]} labels."
-                )
+            y = _targets(X, y)
             classes = resolve_classes(y, self.classes, type(self).__name__)
             labels = np.searchsorted(classes, y)
         check_rows(X)
@@ -697,7 +718,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
-        scores = self._raw_scores(X, self.terms_)
+        scores = self._raw_scores(X)
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
@@ -711,7 +732,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        return self._scores_to_proba(self._raw_scores(X, self.terms_))
+        return self._scores_to_proba(self._raw_scores(X))
 
     def predict_log_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Log of the class probabilities.
@@ -724,7 +745,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
         """
-        scores = self._raw_scores(X, self.terms_)
+        scores = self._raw_scores(X)
         if scores.shape[1] == 1:
             scores = np.column_stack([np.zeros(scores.shape[0]), scores[:, 0]])
         return log_softmax(scores, axis=1)
@@ -754,6 +775,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         ------
         proba : ndarray of shape (n_samples, n_classes)
         """
+        check_is_fitted(self)
         for terms in self._stages:
             yield self._scores_to_proba(self._raw_scores(X, terms))
 
@@ -830,6 +852,9 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
     }
     _data_bound_params = ("bounds", "categories", "y_bounds")
 
+    def __sklearn_tags__(self):
+        return self._poor_score_tags(super().__sklearn_tags__())
+
     def __init__(
         self,
         epsilon: float = 1.0,
@@ -868,9 +893,8 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
                 )
             values = np.zeros((0, 1))
         else:
-            y = np.asarray(y, dtype=float).ravel()
-            if y.shape[0] != X.shape[0]:
-                raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
+            y = _targets(X, y)
+            y = np.asarray(y, dtype=float)
             if not np.all(np.isfinite(y)):
                 raise ValueError("y must be finite (no NaN or infinity).")
             values = y.reshape(-1, 1)
@@ -927,7 +951,7 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
         -------
         y : ndarray of shape (n_samples,)
         """
-        return self._raw_scores(X, self.terms_)[:, 0] + self.y_bounds_[0]
+        return self._raw_scores(X)[:, 0] + self.y_bounds_[0]
 
     def staged_predict(self, X: ArrayLike):
         """Predicted targets after each cycle over the features.
@@ -940,5 +964,6 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
         ------
         y : ndarray of shape (n_samples,)
         """
+        check_is_fitted(self)
         for terms in self._stages:
             yield self._raw_scores(X, terms)[:, 0] + self.y_bounds_[0]

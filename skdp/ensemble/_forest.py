@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.special import log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import column_or_1d
 
 from ..accounting._events import ComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
@@ -51,7 +50,7 @@ from ._binning import (
     resolve_schema,
     table,
 )
-from ._boosting import BINNING_SHARE
+from ._boosting import BINNING_SHARE, _targets
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -255,11 +254,23 @@ class _BaseDPForest(PrivateEstimatorMixin, BaseEstimator):
         "budget": [HasMethods(["spend"]), None],
     }
     _kind = "classification"
+    _poor_score_on_tiny_data = False
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
         tags.input_tags.allow_nan = True
+        return tags
+
+    def _poor_score_tags(self, tags):
+        # At the default epsilon=1 on scikit-learn's 200- to 300-row check
+        # sets, the noise of a few hundred rows' per-bin sums leaves the
+        # score below the checks' fixed thresholds for some seeds (a DP
+        # model's accuracy on tiny data is the noise's, not a bug).
+        if tags.classifier_tags is not None:
+            tags.classifier_tags.poor_score = self._poor_score_on_tiny_data
+        if tags.regressor_tags is not None:
+            tags.regressor_tags.poor_score = self._poor_score_on_tiny_data
         return tags
 
     def _plan_for(self, schema, n, n_classes, y_width):
@@ -376,6 +387,9 @@ class DPRandomForestClassifier(ClassifierMixin, _BaseDPForest):
     }
     _data_bound_params = ("bounds", "categories", "classes")
 
+    def __sklearn_tags__(self):
+        return self._poor_score_tags(super().__sklearn_tags__())
+
     def __init__(
         self,
         epsilon: float = 1.0,
@@ -413,9 +427,7 @@ class DPRandomForestClassifier(ClassifierMixin, _BaseDPForest):
             classes = np.unique(np.asarray(self.classes))
             labels = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.int64)
         else:
-            y = column_or_1d(y, warn=True)
-            if y.shape[0] != X.shape[0]:
-                raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
+            y = _targets(X, y)
             classes = resolve_classes(y, self.classes, type(self).__name__)
             labels = np.searchsorted(classes, y)
         check_rows(X)
@@ -456,6 +468,7 @@ class DPRandomForestClassifier(ClassifierMixin, _BaseDPForest):
         return self._fit_private(X, y)
 
     def _log_scores(self, X):
+        check_is_fitted(self)
         codes = self._codes(X)
         leaves = _leaves(codes, self.tree_features_, self.tree_thresholds_)
         counts = self.leaf_counts_ + 1.0  # one pseudo-count per class
@@ -519,7 +532,8 @@ class DPRandomForestClassifier(ClassifierMixin, _BaseDPForest):
         -------
         labels : ndarray of shape (n_samples,)
         """
-        return self.classes_[np.argmax(self._log_scores(X), axis=1)]
+        scores = self._log_scores(X)  # checks that the forest is fitted
+        return self.classes_[np.argmax(scores, axis=1)]
 
     @property
     def feature_importances_(self) -> NDArray[np.float64]:
@@ -590,11 +604,15 @@ class DPRandomForestRegressor(RegressorMixin, _BaseDPForest):
     """
 
     _kind = "regression"
+    _poor_score_on_tiny_data = True
     _parameter_constraints: dict = {
         **_BaseDPForest._parameter_constraints,
         "y_bounds": [tuple, list, None],
     }
     _data_bound_params = ("bounds", "categories", "y_bounds")
+
+    def __sklearn_tags__(self):
+        return self._poor_score_tags(super().__sklearn_tags__())
 
     def __init__(
         self,
@@ -628,9 +646,7 @@ class DPRandomForestRegressor(RegressorMixin, _BaseDPForest):
                 raise ValueError("y_bounds must be declared for dask input.")
             values = np.zeros((0, 1))
         else:
-            y = np.asarray(column_or_1d(y, warn=True), dtype=float)
-            if y.shape[0] != X.shape[0]:
-                raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
+            y = np.asarray(_targets(X, y), dtype=float)
             if not np.all(np.isfinite(y)):
                 raise ValueError("y must be finite (no NaN or infinity).")
             values = y.reshape(-1, 1)

@@ -18,6 +18,7 @@ _PUBLIC_MODULES = (
     "skdp.naive_bayes",
     "skdp.decomposition",
     "skdp.cluster",
+    "skdp.ensemble",
 )
 
 
