@@ -96,21 +96,10 @@ def run_peer_script(python: str, script: str, data: dict, *args) -> list | None:
 # ``target_bounds``). Numeric columns are clipped to their declared bounds
 # before fitting (a no-op when the bounds are true ones).
 
-_TREES_PRELUDE = r"""
-import json, resource, sys, time, warnings
-import numpy as np
-from sklearn.metrics import accuracy_score, r2_score, roc_auc_score
-data = np.load(sys.argv[1])
-X_train, X_test = data["X_train"].astype(float), data["X_test"].astype(float)
-y_train, y_test = data["y_train"], data["y_test"]
-categorical = [int(c) for c in json.loads(sys.argv[2])]
-bounds = {int(c): (float(lo), float(hi))
-          for c, (lo, hi) in json.loads(sys.argv[3]).items()}
-epsilons, seeds = json.loads(sys.argv[4]), json.loads(sys.argv[5])
-numeric = [c for c in range(X_train.shape[1]) if c not in categorical]
-for c in numeric:
-    if c in bounds:
-        X_train[:, c] = np.clip(X_train[:, c], *bounds[c])
+# How a fit is measured: one source, run in the peers' interpreters (in
+# their scripts) and in the benchmark's own (:func:`measure_functions`).
+MEASURE = r"""
+import resource, time, warnings
 def maxrss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 def status_mb(field):
@@ -141,6 +130,37 @@ def timed_fit(model, X, y):
     return {"fit_wall_s": wall, "fit_cpu_s": cpu, "maxrss_mb": maxrss_mb(),
             "baseline_maxrss_mb": baseline, "peak_rss_mb": status_mb("VmHWM"),
             "peak_reset": reset, "rss_before_mb": rss_before, "warnings": messages}
+"""
+
+
+def measure_functions() -> dict:
+    """``maxrss_mb``, ``status_mb``, ``reset_peak`` and ``timed_fit(model, X,
+    y)`` of :data:`MEASURE`, for fits in this process (the same records as
+    the peers': wall and CPU seconds, memory, distinct warnings)."""
+    namespace: dict = {}
+    exec(MEASURE, namespace)  # noqa: S102 (our own constant source)
+    return namespace
+
+
+_TREES_PRELUDE = (
+    r"""
+import json, resource, sys, time, warnings
+import numpy as np
+from sklearn.metrics import accuracy_score, r2_score, roc_auc_score
+data = np.load(sys.argv[1])
+X_train, X_test = data["X_train"].astype(float), data["X_test"].astype(float)
+y_train, y_test = data["y_train"], data["y_test"]
+categorical = [int(c) for c in json.loads(sys.argv[2])]
+bounds = {int(c): (float(lo), float(hi))
+          for c, (lo, hi) in json.loads(sys.argv[3]).items()}
+epsilons, seeds = json.loads(sys.argv[4]), json.loads(sys.argv[5])
+numeric = [c for c in range(X_train.shape[1]) if c not in categorical]
+for c in numeric:
+    if c in bounds:
+        X_train[:, c] = np.clip(X_train[:, c], *bounds[c])
+"""
+    + MEASURE
+    + r"""
 def scores(model):
     out = {"accuracy": float(accuracy_score(y_test, model.predict(X_test)))}
     if hasattr(model, "predict_proba"):
@@ -148,6 +168,7 @@ def scores(model):
     return out
 records = []
 """
+)
 
 # DP-EBM: interpret's defaults except epsilon, delta=1e-5 (its default too,
 # written out), random_state=seed; every column's type declared ('nominal'

@@ -8,6 +8,9 @@ that no process ever holds whole:
   gradient) on ``--rows`` x 50 float32 features (20M rows = 4 GB) drawn
   per chunk from a seed: features ``N(0, 1/50)`` (row norms about 1,
   ``data_norm=2`` declared), labels from a known logistic model;
+* ``DPHistGradientBoostingClassifier`` and ``DPRandomForestClassifier``
+  (methods ``boosting``, ``forest``) at their defaults on the same stream,
+  the features' bounds declared as [-1, 1];
 * ``PMWSynthesizer`` (method ``pmw``) on ``--rows`` x 14 columns with the
   domain sizes of the bundled discretized Adult data, each chunk a seeded
   resample of its rows (so the true distribution is Adult's empirical one),
@@ -28,6 +31,8 @@ root::
 
     python benchmarks/dask_scale.py                            # 20M rows
     python benchmarks/dask_scale.py --rows 2000000 --methods pmw
+    python benchmarks/dask_scale.py --rows 1000000 --workers 2 \\
+        --memory-limit 4GB --methods boosting,forest        # 1M x 50 trees
     python benchmarks/dask_scale.py --out results.md           # or .json
 """
 
@@ -59,6 +64,8 @@ DATA_NORM = 2.0
 EPSILON = 1.0
 DELTA = 1e-9
 LINEAR_METHODS = ("objective", "output", "gradient")
+#: The tree ensembles, on the logistic stream (features declared in [-1, 1]).
+TREE_METHODS = ("boosting", "forest")
 
 
 # --- data -----------------------------------------------------------------------
@@ -134,6 +141,8 @@ def in_memory(make, rows, chunk_rows, seed, *args):
 
 
 def logistic(method, seed, steps=100):
+    if method in TREE_METHODS:
+        return trees(method, seed)
     from skdp.linear_model import DPLogisticRegression
 
     delta = None if method != "gradient" else DELTA
@@ -148,6 +157,18 @@ def logistic(method, seed, steps=100):
         classes=[0.0, 1.0],
         random_state=seed,
     )
+
+
+def trees(method, seed):
+    from skdp.ensemble import DPHistGradientBoostingClassifier, DPRandomForestClassifier
+
+    cls = (
+        DPHistGradientBoostingClassifier
+        if method == "boosting"
+        else (DPRandomForestClassifier)
+    )
+    return cls(epsilon=EPSILON, delta=DELTA, bounds=(-1.0, 1.0), classes=[0.0, 1.0],
+               random_state=seed)  # fmt: skip
 
 
 def pmw(sizes, seed):
@@ -379,7 +400,7 @@ def main(argv=None):
     parser.add_argument("--out", help="write the results (.json or .md)")
     args = parser.parse_args(argv)
     methods = [m for m in args.methods.split(",") if m]
-    unknown = set(methods) - set(LINEAR_METHODS) - {"pmw"}
+    unknown = set(methods) - set(LINEAR_METHODS) - set(TREE_METHODS) - {"pmw"}
     if unknown:
         parser.error(f"unknown methods {sorted(unknown)}")
 

@@ -21,58 +21,21 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer
 from sklearn.metrics import accuracy_score, roc_auc_score
-from sklearn.model_selection import train_test_split
 
-import skdp.ensemble._binning as binning
-import skdp.ensemble._boosting as boosting
-from skdp import datasets
-from skdp.ensemble import DPHistGradientBoostingClassifier
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-ADULT_LOWER = {"age": 17, "fnlwgt": 0, "education_num": 1, "capital_gain": 0,
-               "capital_loss": 0, "hr_per_week": 1}  # fmt: skip
-ADULT_UPPER = {"age": 90, "fnlwgt": 1_500_000, "education_num": 16,
-               "capital_gain": 99_999, "capital_loss": 4_356, "hr_per_week": 99}  # fmt: skip
+from _trees_data import adult_validation, cancer_validation  # noqa: E402
 
-
-def adult_validation(seed):
-    adult = datasets.load_adult()
-    X, y = adult.data, adult.target.astype(int)
-    X_train, _, y_train, _ = train_test_split(
-        X, y, test_size=0.2, stratify=y, random_state=0
-    )
-    X_fit, X_val, y_fit, y_val = train_test_split(
-        X_train, y_train, test_size=0.25, stratify=y_train, random_state=100 + seed
-    )
-    names = adult.feature_names
-    categorical = [i for i, name in enumerate(names) if name in adult.categories]
-    categories = [list(range(len(adult.categories[names[i]]))) for i in categorical]
-    lower = np.array([ADULT_LOWER.get(name, 0) for name in names], float)
-    upper = np.array([ADULT_UPPER.get(name, 1) for name in names], float)
-    params = {
-        "bounds": (lower, upper),
-        "categorical_features": categorical,
-        "categories": categories,
-    }
-    return X_fit, X_val, y_fit, y_val, params
-
-
-def cancer_validation(seed):
-    data = load_breast_cancer()
-    X, y = data.data, data.target
-    X_train, _, y_train, _ = train_test_split(
-        X, y, test_size=0.25, stratify=y, random_state=seed
-    )
-    X_fit, X_val, y_fit, y_val = train_test_split(
-        X_train, y_train, test_size=0.25, stratify=y_train, random_state=100 + seed
-    )
-    # Declared bounds: the whole data set's range (public for this demo set).
-    return X_fit, X_val, y_fit, y_val, {"bounds": (X.min(axis=0), X.max(axis=0))}
+import skdp.ensemble._binning as binning  # noqa: E402
+import skdp.ensemble._boosting as boosting  # noqa: E402
+from skdp.ensemble import DPHistGradientBoostingClassifier  # noqa: E402
 
 
 def score(setting, split, epsilon, seed, metric):
