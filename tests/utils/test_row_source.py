@@ -100,3 +100,70 @@ def test_a_dask_source_never_hands_its_rows_to_the_client():
     rows = row_source(da.zeros((10, 2), chunks=5))
     with pytest.raises(TypeError, match="client"):
         rows.rows()
+
+
+def _extremes(X, y):
+    return X.min(axis=0), X.max(axis=0)
+
+
+def _widest(*parts):
+    return (
+        np.minimum.reduce([p[0] for p in parts]),
+        np.maximum.reduce([p[1] for p in parts]),
+    )
+
+
+def test_block_reduce_combines_by_the_same_tree_in_memory_and_on_dask():
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X, _ = _data()
+    low, high = row_source(X).block_reduce(_extremes, _widest)
+    assert np.array_equal(low, X.min(axis=0)) and np.array_equal(high, X.max(axis=0))
+    with dask.config.set(scheduler="synchronous"):
+        on_dask = row_source(da.from_array(X, chunks=(700, 3))).block_reduce(
+            _extremes, _widest
+        )
+    assert all(np.array_equal(u, v) for u, v in zip(on_dask, (low, high), strict=True))
+
+
+def _row_sums(X, y):
+    return X.sum(axis=1)
+
+
+def test_map_rows_is_an_array_in_memory_and_a_lazy_dask_array_on_dask():
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X, _ = _data()
+    memory = row_source(X).map_rows(_row_sums)
+    assert isinstance(memory, np.ndarray) and memory.shape == (5000,)
+    np.testing.assert_array_equal(memory, X.sum(axis=1))
+    with dask.config.set(scheduler="synchronous"):
+        lazy = row_source(da.from_array(X, chunks=(700, 3))).map_rows(_row_sums)
+        assert isinstance(lazy, da.Array) and lazy.chunks == ((1024,) * 4 + (904,),)
+        assert np.array_equal(lazy.compute(), memory)
+
+
+def _blas_threads(X, y):
+    from threadpoolctl import threadpool_info
+
+    threads = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+    return max(threads, default=0)
+
+
+def _largest(*parts):
+    return max(parts)
+
+
+def test_block_functions_run_with_one_blas_thread_in_both_backends():
+    # A product's rounding may depend on the BLAS thread count; the blocks
+    # all see one thread, so a fit's sums cannot differ between backends.
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X, _ = _data()
+    assert row_source(X).block_reduce(_blas_threads, _largest) == 1
+    with dask.config.set(scheduler="threads"):
+        rows = row_source(da.from_array(X, chunks=1024))
+        assert rows.block_reduce(_blas_threads, _largest) == 1
