@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import clone
 
 from skdp.utils._row_source import (
     MIN_BLOCK_ROWS,
@@ -167,3 +168,53 @@ def test_block_functions_run_with_one_blas_thread_in_both_backends():
     with dask.config.set(scheduler="threads"):
         rows = row_source(da.from_array(X, chunks=1024))
         assert rows.block_reduce(_blas_threads, _largest) == 1
+
+
+@pytest.mark.slow
+def test_fits_and_tools_on_a_local_cluster_equal_memory_bitwise(
+    dask_cluster, assert_same_fit
+):
+    """Two worker processes: block functions, facts and trees are pickled
+    to the workers, run there with one BLAS thread each, and only sums come
+    back; every estimator and tool releases bitwise the in-memory result."""
+    da = pytest.importorskip("dask.array")
+    from skdp import tools
+    from skdp.cluster import DPKMeans
+    from skdp.decomposition import DPPCA
+    from skdp.naive_bayes import DPGaussianNB
+    from skdp.preprocessing import DPKBinsDiscretizer, DPStandardScaler
+
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 3, size=5000)
+    X = rng.normal(loc=y[:, None], size=(5000, 4)) / 3
+    dX, dy = da.from_array(X, chunks=(700, 2)), da.from_array(y, chunks=700)
+    estimators = [
+        DPGaussianNB(bounds=(-2, 2), classes=[0, 1, 2], random_state=1),
+        DPPCA(2, data_norm=2.0, random_state=2),
+        DPKMeans(3, bounds=(-2, 2), max_iter=3, random_state=3),
+        DPStandardScaler(bounds=(-2, 2), random_state=4),
+        DPKBinsDiscretizer(4, strategy="uniform", bounds=(-2, 2)),
+    ]
+    for estimator in estimators:
+        memory = clone(estimator).fit(X, y)
+        on_cluster = clone(estimator).fit(dX, dy)
+        assert_same_fit(memory, on_cluster)
+    releases = [
+        lambda a: tools.mean(a, axis=0, bounds=(-2, 2), random_state=5),
+        lambda a: tools.std(a, bounds=(-2, 2), random_state=6),
+        lambda a: tools.count(a > 0, axis=0, random_state=7),
+        lambda a: tools.histogram(a[:, 0], 6, (-2, 2), random_state=8)[0],
+        lambda a: tools.histogramdd(a[:, :2], 3, [(-2, 2)] * 2, random_state=9)[0],
+    ]
+    for release in releases:
+        assert np.array_equal(release(dX), release(X))
+    # The workers' BLAS runs one thread (dask's nanny sets it at start), as
+    # the one_blas_thread context makes it in this process.
+    threads = dask_cluster.run(
+        lambda: max(
+            pool["num_threads"]
+            for pool in __import__("threadpoolctl").threadpool_info()
+            if pool["user_api"] == "blas"
+        )
+    )
+    assert set(threads.values()) == {1}
