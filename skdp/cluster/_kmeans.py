@@ -159,8 +159,9 @@ class DPKMeans(
         feature: a public box containing the data; rows are clipped to it.
         ``None`` reads the range from the data and emits a
         :class:`~skdp.exceptions.PrivacyLeakWarning` (the range is then not
-        protected). The noise grows with the box's L1 half-width
-        ``sum_j (upper_j - lower_j) / 2``: declare a tight box.
+        protected); dask input needs declared bounds. The noise grows
+        with the box's L1 half-width ``sum_j (upper_j - lower_j) / 2``:
+        declare a tight box.
     max_iter : int, default=2
         Number of noisy Lloyd iterations, fixed and public (there is no
         convergence test on the private data). Each iteration costs a share

@@ -168,7 +168,7 @@ class DPPCA(
         are scaled down to it (the public contract). ``None`` reads the
         largest row norm from ``X`` and emits a
         :class:`~skdp.exceptions.PrivacyLeakWarning` (that norm is then not
-        protected).
+        protected). Dask input needs a declared ``data_norm``.
     whiten : bool, default=False
         Divide the projections by the square root of ``explained_variance_``
         (post-processing), as scikit-learn's ``PCA(whiten=True)``.

@@ -309,7 +309,8 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         clipped to them. ``None`` reads them from the data (the range of
         each feature, widened to length 1 when the feature is constant) and
         emits a :class:`~skdp.PrivacyLeakWarning`: the ranges are then not
-        protected.
+        protected. Dask input needs declared bounds (nothing is read from
+        dask data to set them).
     classes : array-like of shape (n_classes,) or None, default=None
         The public list of possible labels. ``None`` reads it from ``y`` and
         emits a :class:`~skdp.PrivacyLeakWarning`. Labels of ``y`` outside

@@ -58,7 +58,8 @@ class DPStandardScaler(
         feature. Values outside are clipped to them for the fit (not in
         ``transform``). ``None`` reads each feature's minimum and maximum
         from the data and emits a :class:`~skdp.exceptions.PrivacyLeakWarning`:
-        those extremes are then not protected.
+        those extremes are then not protected. Dask input needs declared
+        bounds.
     with_mean : bool, default=True
         Centre the data (release noisy means).
     with_std : bool, default=True

@@ -78,7 +78,8 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
         ``lower < upper``; the outer edges, and data are clipped to them.
         ``None`` reads each feature's minimum and maximum from the data
         with a :class:`~skdp.exceptions.PrivacyLeakWarning`: they are then
-        released in ``bin_edges_`` outside the guarantee.
+        released in ``bin_edges_`` outside the guarantee. Dask input needs
+        declared bounds.
     dtype : {np.float64, np.float32} or None, default=None
         dtype of the one-hot output; ``None`` gives float64.
     budget : PrivacyBudget or None, default=None
