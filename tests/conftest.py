@@ -14,7 +14,8 @@ a dask collection must release, bitwise, the in-memory fit's model
 (``assert_same_refusal``), and never hand one task all the rows
 (``largest_task_rows``), under the synchronous scheduler (``dask_sync``) or
 on a two-worker ``distributed.LocalCluster`` (``dask_cluster``, for tests
-marked slow).
+marked slow); ``copies_of_x`` measures how many copies of ``X`` an
+in-memory fit makes.
 
 ``SKDP_TEST_POSTGRES_URL`` names a database the tests may create tables in
 (``.ci/run`` starts a throwaway server with ``.ci/postgres.sh`` and sets it).
@@ -30,6 +31,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -257,3 +259,24 @@ def largest_task_rows():
             yield seen
 
     return record
+
+
+@pytest.fixture
+def copies_of_x():
+    """``copies(fit, X)``: the fit's peak new memory in units of ``X.nbytes``.
+
+    Measured with :mod:`tracemalloc` (NumPy reports its buffers to it) after
+    one warm-up fit on a few rows; 1.0 is one working copy of ``X``.
+    """
+
+    def copies(fit, X) -> float:
+        fit(X[:2000])
+        tracemalloc.start()
+        try:
+            fit(X)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        return peak / X.nbytes
+
+    return copies

@@ -302,3 +302,11 @@ def test_a_dask_fit_never_gathers_the_rows(dask_sync, largest_task_rows):
     with largest_task_rows() as seen:
         DPKMeans(3, bounds=(0, 1), max_iter=2).fit(_on_dask(_blobs(n=5000)[0]))
     assert 0 < seen.rows <= 1024  # a fit that gathered X would show 5000
+
+
+def test_a_fit_makes_no_copy_of_float64_rows(copies_of_x):
+    # Clipped, centred rows are made block by block; what remains is
+    # labels_ (one integer per row: 0.1 of X at 10 features, twice while
+    # its blocks are joined).
+    X, _ = _blobs(n=100_000, d=10)
+    assert copies_of_x(lambda A: DPKMeans(3, bounds=(0, 1)).fit(A), X) < 0.5

@@ -360,3 +360,9 @@ def test_a_dask_fit_never_gathers_the_rows(dask_sync, largest_task_rows):
     with largest_task_rows() as seen:
         DPPCA(data_norm=5.0).fit(_on_dask(_data(n=5000)))
     assert 0 < seen.rows <= 1024  # a fit that gathered X would show 5000
+
+
+def test_a_fit_makes_no_copy_of_float64_rows(copies_of_x):
+    # Rows are scaled to data_norm block by block (bound_rows scaled a copy).
+    X = _data(n=100_000, d=6) * 1.5
+    assert copies_of_x(lambda A: DPPCA(data_norm=5.0).fit(A), X) < 0.5

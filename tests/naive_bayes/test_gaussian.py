@@ -370,3 +370,12 @@ def test_a_dask_fit_never_gathers_the_rows(dask_sync, largest_task_rows):
     with largest_task_rows() as seen:
         _private().fit(*_on_dask(X, y))
     assert 0 < seen.rows <= 1024
+
+
+def test_a_fit_makes_no_copy_of_float64_rows(copies_of_x):
+    # Each block is clipped and normalised where it is: the fit's temporary
+    # memory is a few blocks (1024 rows), not the normalised copy of X the
+    # whole-array fit made (2.4 copies at this size).
+    X, y = _data(100_000, n_features=10)
+    used = copies_of_x(lambda A: _private().fit(A, y[: len(A)]), X)
+    assert used < 0.5

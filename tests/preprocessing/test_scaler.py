@@ -189,3 +189,8 @@ def test_a_dask_fit_never_gathers_the_rows(dask_sync, largest_task_rows):
     with largest_task_rows() as seen:
         DPStandardScaler(bounds=BOUNDS).fit(_on_dask(_large()))
     assert 0 < seen.rows <= 1024  # a fit that gathered X would show 5000
+
+
+def test_a_fit_makes_no_copy_of_float64_rows(copies_of_x):
+    X = np.random.default_rng(2).uniform(size=(100_000, 10))
+    assert copies_of_x(lambda A: DPStandardScaler(bounds=(0, 1)).fit(A), X) < 0.5

@@ -187,3 +187,19 @@ def test_no_task_ever_holds_all_the_rows(call, largest_task_rows):
         call(_dask(x))
     # The blocks: the input's 700-row chunks and the canonical 1024-row blocks.
     assert 0 < seen.rows <= 1024 < N
+
+
+@pytest.mark.parametrize(
+    "release",
+    [
+        lambda a: tools.var(a, axis=0, bounds=(0, 1)),
+        lambda a: tools.mean(a, bounds=(0, 1)),
+        lambda a: tools.count(a, axis=0),
+        lambda a: tools.histogramdd(a[:, :3], 4, [(0, 1)] * 3),
+    ],
+)
+def test_numpy_input_is_never_copied(release, copies_of_x):
+    # Clipping and counting happen block by block (np.clip of the whole
+    # array made one copy, the finiteness check another).
+    x = np.random.default_rng(3).uniform(size=(100_000, 10))
+    assert copies_of_x(release, x) < 0.5
