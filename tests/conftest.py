@@ -8,6 +8,15 @@ dp_accounting); single slow tests elsewhere carry ``@pytest.mark.slow``.
 
 The ``postgres_url`` fixture is a PostgreSQL server for the ledger tests.
 
+The dask fixtures serve the tests of the one data path (issue 27): a fit on
+a dask collection must release, bitwise, the in-memory fit's model
+(``assert_same_fit``), refuse what memory refuses with the same message
+(``assert_same_refusal``), and never hand one task all the rows
+(``largest_task_rows``), under the synchronous scheduler (``dask_sync``) or
+on a two-worker ``distributed.LocalCluster`` (``dask_cluster``, for tests
+marked slow); ``copies_of_x`` measures how many copies of ``X`` an
+in-memory fit makes.
+
 ``SKDP_TEST_POSTGRES_URL`` names a database the tests may create tables in
 (``.ci/run`` starts a throwaway server with ``.ci/postgres.sh`` and sets it).
 Without it, the first test that needs PostgreSQL starts such a server itself
@@ -17,12 +26,15 @@ PostgreSQL tests are skipped, saying why; ``SKDP_TEST_POSTGRES_URL=skip``
 skips them on purpose.
 """
 
+import contextlib
 import os
 import shutil
 import subprocess
 import tempfile
+import tracemalloc
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 _TESTS = Path(__file__).resolve().parent
@@ -130,3 +142,141 @@ def postgres_url():
             timeout=120,
         )
         shutil.rmtree(directory, ignore_errors=True)
+
+
+# -- dask: the one data path ------------------------------------------------
+@pytest.fixture
+def dask_sync():
+    """dask's synchronous scheduler for the test (skipped without dask)."""
+    dask = pytest.importorskip("dask")
+    pytest.importorskip("dask.array")
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """A ``distributed.Client`` on a LocalCluster of two worker processes."""
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+
+
+#: Fitted attributes that legitimately differ between two identical fits.
+BOOKKEEPING = {"budget_entry_"}
+
+
+def _fitted(estimator) -> dict:
+    return {
+        name: value
+        for name, value in vars(estimator).items()
+        if name.endswith("_") and not name.startswith("_") and name not in BOOKKEEPING
+    }
+
+
+def _identical(a, b) -> bool:
+    if isinstance(a, tuple | list):
+        return len(a) == len(b) and all(map(_identical, a, b))
+    if hasattr(a, "shape") or hasattr(b, "shape"):
+        # np.asarray computes a lazy dask attribute (DPKMeans.labels_).
+        a, b = np.asarray(a), np.asarray(b)
+        if a.dtype == object:
+            return a.shape == b.shape and all(map(_identical, a.ravel(), b.ravel()))
+        return a.dtype == b.dtype and np.array_equal(a, b)
+    return type(a) is type(b) and a == b
+
+
+@pytest.fixture
+def assert_same_fit():
+    """``check(memory, other)``: every fitted attribute bitwise equal.
+
+    Every attribute ending in ``_`` but the ledger entry (``BOOKKEEPING``),
+    compared with ``np.array_equal`` and the same dtype (not ``allclose``).
+    """
+
+    def check(memory, other):
+        expected, got = _fitted(memory), _fitted(other)
+        assert sorted(got) == sorted(expected)
+        different = [k for k in expected if not _identical(expected[k], got[k])]
+        assert different == [], f"attributes differ: {different}"
+
+    return check
+
+
+@pytest.fixture
+def assert_same_refusal():
+    """``check(fit, memory_input, dask_input)``: the same error, nothing charged.
+
+    ``fit(data, budget)`` runs on each input with a fresh budget; both must
+    raise the same exception type with the same message and leave the
+    budget's ledger empty.
+    """
+    from skdp import PrivacyBudget
+
+    def check(fit, memory_input, dask_input):
+        errors = []
+        for data in (memory_input, dask_input):
+            budget = PrivacyBudget(100.0, 0.5)
+            with pytest.raises(Exception) as caught:  # noqa: PT011 - compared below
+                fit(data, budget)
+            assert budget.ledger == []
+            errors.append((caught.type, str(caught.value)))
+        assert errors[0] == errors[1]
+        return errors[0]
+
+    return check
+
+
+@pytest.fixture
+def largest_task_rows():
+    """A context manager recording the most rows any dask task returned.
+
+    ``with largest_task_rows() as seen: ...`` then ``seen.rows``: the
+    largest first dimension of an array (or DataFrame) any task computed in
+    the block (synchronous or threaded scheduler). A fit that gathers the
+    data into one task (``np.asarray`` on a dask array) shows ``n_samples``.
+    """
+    pytest.importorskip("dask")
+    from dask.callbacks import Callback
+
+    class Largest(Callback):
+        rows = 0
+
+        def _posttask(self, key, result, dsk, state, worker_id):
+            shape = getattr(result, "shape", ())
+            if len(shape):
+                self.rows = max(self.rows, int(shape[0]))
+
+    @contextlib.contextmanager
+    def record():
+        seen = Largest()
+        with seen:
+            yield seen
+
+    return record
+
+
+@pytest.fixture
+def copies_of_x():
+    """``copies(fit, X)``: the fit's peak new memory in units of ``X.nbytes``.
+
+    Measured with :mod:`tracemalloc` (NumPy reports its buffers to it) after
+    one warm-up fit on a few rows; 1.0 is one working copy of ``X``.
+    """
+
+    def copies(fit, X) -> float:
+        fit(X[:2000])
+        tracemalloc.start()
+        try:
+            fit(X)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        return peak / X.nbytes
+
+    return copies

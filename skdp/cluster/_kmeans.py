@@ -17,7 +17,14 @@ from sklearn.base import (
 from ..accounting._events import ComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..mechanisms import add_noise, plan_laplace
-from ..utils._bounds import resolve_bounds
+from ..utils._bounds import (
+    bounds_from_extremes,
+    declared_bounds,
+    refuse_undeclared,
+    warn_bounds_read,
+)
+from ..utils._row_checks import FactsRequest, check_finite, fit_rows, read_facts
+from ..utils._row_source import RowSource
 from ..utils._sklearn_compat import (
     HasMethods,
     Integral,
@@ -45,9 +52,9 @@ _SHARE_SLACK = 1.0 - 1e-12
 
 @dataclass(frozen=True)
 class _KMeansInput:
-    """Clipped, centred data and the public facts the plan reads."""
+    """Validated rows and the public facts the plan reads."""
 
-    X: np.ndarray  # rows clipped to the bounds, minus the midpoint
+    rows: RowSource  # in memory or on dask; clipped and centred block by block
     midpoint: np.ndarray
     half_width: np.ndarray
     lower: np.ndarray
@@ -79,12 +86,50 @@ def count_sum_split(half_width: np.ndarray) -> float:
 
 
 def _nearest(X: np.ndarray, centers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Index of the nearest centre of each row, and the squared distances."""
-    squared = (
-        (X**2).sum(axis=1)[:, None] - 2.0 * X @ centers.T + (centers**2).sum(axis=1)
-    )
-    squared = np.maximum(squared, 0.0)
+    """Index of the nearest centre of each row, and the squared distances.
+
+    ``||x - c||**2`` summed coordinate by coordinate, without BLAS (whose
+    rounding can depend on its thread count), so a row's distances and
+    nearest centre are the same wherever the row is.
+    """
+    squared = np.empty((X.shape[0], centers.shape[0]))
+    for c, center in enumerate(centers):
+        difference = X - center
+        np.einsum("ij,ij->i", difference, difference, out=squared[:, c])
     return squared.argmin(axis=1), squared
+
+
+def _centred(X, lower, upper, midpoint):
+    """A block's rows clipped to the box and centred at its midpoint."""
+    return np.clip(np.asarray(X, dtype=np.float64), lower, upper) - midpoint
+
+
+def _centred_sum(X, _, lower, upper, midpoint):
+    """Block function: ``sum_i (x_i - m)`` of the clipped rows."""
+    return _centred(X, lower, upper, midpoint).sum(axis=0)
+
+
+def assignment_sums(X, _, lower, upper, midpoint, centers):
+    """Block function of one Lloyd iteration: per-cluster counts and sums.
+
+    Each clipped, centred row goes to its nearest centre (``centers`` are
+    centred too, and public: released or drawn in the client); returns the
+    ``k`` counts (int64, exact) and the ``k x d`` sums of the rows.
+    """
+    Z = _centred(X, lower, upper, midpoint)
+    k = centers.shape[0]
+    labels, _ = _nearest(Z, centers)
+    counts = np.bincount(labels, minlength=k).astype(np.int64)
+    sums = np.stack(
+        [np.bincount(labels, weights=Z[:, j], minlength=k) for j in range(Z.shape[1])],
+        axis=1,
+    )
+    return counts, sums
+
+
+def _nearest_labels(X, _, lower, upper, midpoint, centers):
+    """Block function: index of each clipped, centred row's nearest centre."""
+    return _nearest(_centred(X, lower, upper, midpoint), centers)[0]
 
 
 class DPKMeans(
@@ -114,8 +159,9 @@ class DPKMeans(
         feature: a public box containing the data; rows are clipped to it.
         ``None`` reads the range from the data and emits a
         :class:`~skdp.exceptions.PrivacyLeakWarning` (the range is then not
-        protected). The noise grows with the box's L1 half-width
-        ``sum_j (upper_j - lower_j) / 2``: declare a tight box.
+        protected); dask input needs declared bounds. The noise grows
+        with the box's L1 half-width ``sum_j (upper_j - lower_j) / 2``:
+        declare a tight box.
     max_iter : int, default=2
         Number of noisy Lloyd iterations, fixed and public (there is no
         convergence test on the private data). Each iteration costs a share
@@ -138,7 +184,8 @@ class DPKMeans(
         The private centres, inside ``bounds``.
     labels_ : ndarray of shape (n_samples,)
         Index of the nearest centre of each training row, i.e.
-        ``predict(X)`` on the training data. **Not covered by the privacy
+        ``predict(X)`` on the training data (a lazy dask array when ``X``
+        is a dask collection). **Not covered by the privacy
         guarantee** (see Notes): it is left out when the model is pickled
         (or saved with joblib), so a shared model file does not carry it.
     n_iter_ : int
@@ -283,23 +330,34 @@ class DPKMeans(
 
     # ------------------------------------------------------------------ fit
     def _prepare_fit(self, X, y=None):
-        X = validate_data(self, X, dtype=np.float64)
-        n_samples = X.shape[0]
+        """Validated rows and the public facts of the plan (one pass)."""
+        name = type(self).__name__
+        rows = fit_rows(self, X)
+        n_samples = rows.n_samples
         if n_samples < self.n_clusters:
             raise ValueError(
                 f"n_samples={n_samples} should be >= n_clusters={self.n_clusters}."
             )
-        lower, upper = resolve_bounds(self.bounds, X, estimator=type(self).__name__)
+        lower = upper = None
+        if self.bounds is not None:
+            lower, upper = declared_bounds(self.bounds, rows.n_features)
+        elif rows.is_dask:
+            refuse_undeclared(name)
+        else:
+            warn_bounds_read(estimator=name)
+        facts = read_facts(rows, FactsRequest(extremes=lower is None))
+        check_finite(facts, name)
+        if lower is None:
+            lower, upper = bounds_from_extremes(facts.low, facts.high)
         midpoint = (lower + upper) / 2.0
         half_width = (upper - lower) / 2.0
         if not (np.all(np.isfinite(midpoint)) and np.all(np.isfinite(half_width))):
             raise ValueError("bounds are too large for float64 arithmetic.")
-        centred = np.clip(X, lower, upper) - midpoint
-        return _KMeansInput(centred, midpoint, half_width, lower, upper)
+        return _KMeansInput(rows, midpoint, half_width, lower, upper)
 
     def _plan_fit(self, prepared) -> FitPlan:
         """Noise of every release, from public quantities only."""
-        n_samples, n_features = prepared.X.shape
+        n_samples, n_features = prepared.rows.n_samples, prepared.rows.n_features
         k, T = int(self.n_clusters), int(self.max_iter)
         epsilon = float(self.epsilon) * _SHARE_SLACK
         w1 = float(prepared.half_width.sum())
@@ -345,8 +403,9 @@ class DPKMeans(
 
     def _run_fit(self, prepared, plan, source) -> None:
         """Everything that touches the data after the charge; cannot raise."""
-        X, w = prepared.X, prepared.half_width
-        n, d = X.shape
+        rows, w = prepared.rows, prepared.half_width
+        box = (prepared.lower, prepared.upper, prepared.midpoint)
+        n, d = rows.n_samples, rows.n_features
         k = int(self.n_clusters)
         offset = 1e-3 * float(w.min())
 
@@ -358,15 +417,14 @@ class DPKMeans(
             return u / np.maximum(np.linalg.norm(u, axis=1, keepdims=True), 1e-300)
 
         mean_noise = plan.settings["mean"]
-        mean = add_noise(mean_noise, X.sum(axis=0), source) / n
+        mean = add_noise(mean_noise, rows.block_sum(_centred_sum, *box), source) / n
         mean_var = variance(mean_noise) / n**2
         anchor = np.clip(mean, -w, w)
         centers = np.clip(anchor + offset * directions(k), -w, w)
         for count_noise, sum_noise in plan.settings["iterations"]:
-            labels, _ = _nearest(X, centers)
-            counts = np.bincount(labels, minlength=k).astype(float)
-            sums = np.zeros((k, d))
-            np.add.at(sums, labels, X)
+            # One pass per iteration: the workers assign their rows to the
+            # centres computed here and return the k counts and k x d sums.
+            counts, sums = rows.block_sum(assignment_sums, *box, centers)
             noisy_counts = add_noise(count_noise, counts, source)
             noisy_sums = add_noise(sum_noise, sums, source)
             # Every iteration's sums add up to another estimate of the mean.
@@ -396,8 +454,12 @@ class DPKMeans(
         self.cluster_centers_ = np.clip(centers + prepared.midpoint, lower, upper)
         self.bounds_ = (lower, upper)
         self.n_iter_ = int(self.max_iter)
-        # Not private: each training row's nearest released centre (Notes).
-        self.labels_ = _nearest(X, self.cluster_centers_ - prepared.midpoint)[0]
+        # Not private: each training row's nearest released centre (Notes);
+        # a lazy dask array on dask (computed when the caller asks).
+        self.labels_ = rows.map_rows(
+            _nearest_labels, *box, self.cluster_centers_ - prepared.midpoint,
+            dtype=np.intp,
+        )  # fmt: skip
 
     def __getstate__(self):
         # labels_ is a per-row function of the private rows (Notes): it is
@@ -414,7 +476,10 @@ class DPKMeans(
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data (dense).
+            Training data (dense), or a dask array or DataFrame: each
+            iteration's counts and sums are then summed over row blocks on
+            the workers, for centres computed in the client (``bounds`` must
+            be declared).
         y : Ignored
             Not used, present for API consistency.
 

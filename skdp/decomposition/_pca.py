@@ -15,9 +15,13 @@ from sklearn.base import (
 
 from ..accounting._events import PureDPEvent
 from ..base import FitPlan, PrivateEstimatorMixin
-from ..linear_model._rows import bound_rows
+from ..linear_model._rows import row_norms
 from ..mechanisms import add_noise, plan_gaussian, plan_l2_vector
+from ..utils._bounds import refuse_undeclared
 from ..utils._feasibility import check_magnitudes, check_memory
+from ..utils._privacy import warn_data_derived
+from ..utils._row_checks import FactsRequest, check_finite, fit_rows, read_facts
+from ..utils._row_source import RowSource, row_source
 from ..utils._sklearn_compat import (
     HasMethods,
     Integral,
@@ -64,13 +68,30 @@ def moment_sensitivity(data_norm: float, weight: float) -> float:
     return 2.0 * weight * data_norm
 
 
-def _moment_vector(X: np.ndarray, weight: float) -> np.ndarray:
+def bounded_moments(X, _, data_norm: float | None):
+    """``(X^T X, column sums of X)`` of one block, rows scaled to ``data_norm``.
+
+    The block function of the fit: each row of norm above ``data_norm`` is
+    scaled down to it in the block (on the workers for dask), never in a
+    copy of the whole ``X``. ``data_norm=None`` leaves the rows as they are.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if data_norm is not None:
+        tiny = np.finfo(float).tiny
+        X = X * np.minimum(1.0, data_norm / np.maximum(row_norms(X), tiny))[:, None]
+    return X.T @ X, X.sum(axis=0)
+
+
+def _pack_moments(gram: np.ndarray, column_sum: np.ndarray, weight: float):
     """``(diag(G), sqrt(2) triu(G, 1), weight * s)`` as one vector."""
-    d = X.shape[1]
-    gram = X.T @ X
-    rows, cols = np.triu_indices(d)
+    rows, cols = np.triu_indices(gram.shape[0])
     scale = np.where(rows == cols, 1.0, math.sqrt(2.0))
-    return np.concatenate([gram[rows, cols] * scale, weight * X.sum(axis=0)])
+    return np.concatenate([gram[rows, cols] * scale, weight * column_sum])
+
+
+def _moment_vector(X: np.ndarray, weight: float) -> np.ndarray:
+    """The moment vector of the rows ``X`` as they are."""
+    return _pack_moments(*bounded_moments(X, None, None), weight)
 
 
 def _unpack_moments(vector: np.ndarray, d: int, weight: float):
@@ -84,21 +105,28 @@ def _unpack_moments(vector: np.ndarray, d: int, weight: float):
     return gram, vector[rows.size :] / weight
 
 
-def noisy_moments(X: np.ndarray, noise, weight: float, source):
-    """The Gram matrix and column sums of ``X`` released with ``noise``.
+def noisy_moments(X, noise, weight: float, source, data_norm: float | None = None):
+    """The Gram matrix and column sums of the rows released with ``noise``.
 
-    Returns ``(gram, column_sum)``: ``gram`` symmetric, ``d x d``.
+    ``X`` is an array or a :class:`~skdp.utils._row_source.RowSource` (in
+    memory or on dask); its rows are scaled to ``data_norm`` block by block
+    (``None``: as they are) and the moments summed in one pass
+    (:func:`bounded_moments`). Returns ``(gram, column_sum)``: ``gram``
+    symmetric, ``d x d``.
     """
-    noisy = add_noise(noise, _moment_vector(X, weight), source)
-    return _unpack_moments(noisy, X.shape[1], weight)
+    rows = X if isinstance(X, RowSource) else row_source(np.asarray(X, dtype=float))
+    gram, column_sum = rows.block_sum(bounded_moments, data_norm)
+    noisy = add_noise(noise, _pack_moments(gram, column_sum, weight), source)
+    return _unpack_moments(noisy, rows.n_features, weight)
 
 
 @dataclass(frozen=True)
 class _PCAInput:
     """Validated data of one fit and the public facts its plan reads."""
 
-    X: np.ndarray
+    rows: RowSource
     data_norm: float
+    clip_norm: float | None  # None when data_norm was read (no row exceeds it)
     n_components: int
     delta: float
 
@@ -140,7 +168,7 @@ class DPPCA(
         are scaled down to it (the public contract). ``None`` reads the
         largest row norm from ``X`` and emits a
         :class:`~skdp.exceptions.PrivacyLeakWarning` (that norm is then not
-        protected).
+        protected). Dask input needs a declared ``data_norm``.
     whiten : bool, default=False
         Divide the projections by the square root of ``explained_variance_``
         (post-processing), as scikit-learn's ``PCA(whiten=True)``.
@@ -325,14 +353,11 @@ class DPPCA(
         return tags
 
     # ------------------------------------------------------------------ fit
-    def _bound_rows(self, X) -> tuple[np.ndarray, float]:
-        """Rows scaled to norm at most ``data_norm`` (see ``bound_rows``)."""
-        return bound_rows(X, self.data_norm)
-
     def _prepare_fit(self, X, y=None):
-        """Validated, bounded data and the public facts the plan reads."""
-        X = validate_data(self, X, dtype=np.float64)
-        n_samples, n_features = X.shape
+        """Validated rows and the public facts the plan reads (one pass)."""
+        name = type(self).__name__
+        rows = fit_rows(self, X)
+        n_samples, n_features = rows.n_samples, rows.n_features
         limit = min(n_samples, n_features)
         if self.n_components is None:
             n_components = limit
@@ -343,21 +368,35 @@ class DPPCA(
             )
         else:
             n_components = int(self.n_components)
-        X, bound = self._bound_rows(X)
-        check_magnitudes(
-            type(self).__name__,
-            **{"data_norm**2 * n_samples": bound**2 * n_samples},
+        if self.data_norm is None:
+            if rows.is_dask:
+                refuse_undeclared(name, "data_norm")
+            warn_data_derived("data_norm")
+        facts = read_facts(
+            rows, FactsRequest(row_norm=row_norms if self.data_norm is None else None)
         )
+        check_finite(facts, name)
+        if self.data_norm is None:
+            if not np.isfinite(facts.row_norm):
+                raise ValueError(
+                    "data_norm=None reads the largest row norm from X, but a row "
+                    "norm overflows float64; pass data_norm, a public bound."
+                )
+            # Any positive bound is valid for all-zero data.
+            bound, clip = (facts.row_norm if facts.row_norm > 0 else 1.0), None
+        else:
+            bound = clip = float(self.data_norm)
+        check_magnitudes(name, **{"data_norm**2 * n_samples": bound**2 * n_samples})
         check_memory(
             8.0 * 8 * n_features * n_features,
-            f"{type(self).__name__}'s {n_features} x {n_features} covariance matrix",
+            f"{name}'s {n_features} x {n_features} covariance matrix",
             "use fewer features",
         )
-        return _PCAInput(X, bound, n_components, float(self.delta))
+        return _PCAInput(rows, bound, clip, n_components, float(self.delta))
 
     def _plan_fit(self, prepared) -> FitPlan:
         """The noise of the moment vector, from public quantities only."""
-        d = prepared.X.shape[1]
+        d = prepared.rows.n_features
         weight = MEAN_WEIGHT * prepared.data_norm
         sensitivity = moment_sensitivity(prepared.data_norm, weight)
         size = d * (d + 1) // 2 + d
@@ -371,7 +410,7 @@ class DPPCA(
         # is ~2**-32 of the noise scale) and clips beyond; every entry of
         # the moment vector is at most n R**2 in magnitude (the diagonal of
         # G; sqrt(2) |G_ij| <= n R**2 / sqrt(2), w |s_j| <= n R**2 / 2).
-        n_samples = prepared.X.shape[0]
+        n_samples = prepared.rows.n_samples
         largest = n_samples * prepared.data_norm**2
         carried = 2.0**50 * noise.gamma
         if largest > carried:
@@ -392,11 +431,14 @@ class DPPCA(
 
     def _run_fit(self, prepared, plan, source) -> None:
         """Release the moments, then post-process; cannot raise."""
-        X = prepared.X
-        n, d = X.shape
+        rows = prepared.rows
+        n, d = rows.n_samples, rows.n_features
         weight = plan.settings["weight"]
         k = plan.settings["n_components"]
-        gram, column_sum = noisy_moments(X, plan.settings["noise"], weight, source)
+        # One pass: rows are scaled to data_norm inside each block.
+        gram, column_sum = noisy_moments(
+            rows, plan.settings["noise"], weight, source, prepared.clip_norm
+        )
         mean = column_sum / n
         covariance = (gram - n * np.outer(mean, mean)) / max(n - 1, 1)
         values, vectors = np.linalg.eigh(covariance)
@@ -429,7 +471,10 @@ class DPPCA(
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data (dense).
+            Training data (dense), or a dask array or DataFrame: the Gram
+            matrix and column sums are then summed over row blocks on the
+            workers and only they reach the client (``data_norm`` must be
+            declared).
         y : None
             Ignored.
 

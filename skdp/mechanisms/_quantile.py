@@ -32,7 +32,13 @@ if TYPE_CHECKING:
 
     from ..utils._random import RandomStateLike
 
-__all__ = ["QuantilePlan", "plan_quantiles", "quantile_mechanism", "run_quantiles"]
+__all__ = [
+    "QuantilePlan",
+    "plan_quantiles",
+    "quantile_mechanism",
+    "refuse_dask_quantiles",
+    "run_quantiles",
+]
 
 #: The rank utility ``-|rank - target|`` is quantised to at least this many
 #: steps per rank (more for epsilon above 1, see :func:`_steps`).
@@ -100,6 +106,25 @@ class QuantilePlan:
     utility_steps: int
     steps_per_nat: int
     event: PrivacyEvent
+
+
+def refuse_dask_quantiles(what: str, alternative: str) -> None:
+    """Refuse dask input to a release of these quantiles, saying why.
+
+    The mechanism draws among the intervals between the sorted values,
+    ranked by how many values lie below each: it needs every value in one
+    place, sorted, which no sum over row blocks gives, and gathering the
+    rows would move the data to the client. A quantile read from a private
+    histogram on a public grid (a sum over row blocks) is another mechanism,
+    with another event and accuracy (the bin width), so it is not
+    substituted silently.
+    """
+    raise TypeError(
+        f"{what} does not take dask collections: the exponential mechanism it "
+        "uses chooses among the gaps between the sorted values, which a sum "
+        "over row blocks does not give (and gathering the rows would move the "
+        f"data to the client). {alternative} Nothing was charged."
+    )
 
 
 def _tree(m: int):

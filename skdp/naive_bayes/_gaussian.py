@@ -13,9 +13,16 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from ..accounting._events import ComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..mechanisms._additive import NoisePlan, add_noise, plan_laplace
-from ..utils._bounds import resolve_bounds
+from ..utils._bounds import (
+    bounds_from_extremes,
+    declared_bounds,
+    refuse_undeclared,
+    warn_bounds_read,
+)
 from ..utils._feasibility import check_magnitudes
-from ..utils._labels import resolve_classes
+from ..utils._labels import classes_from_labels, declared_classes
+from ..utils._row_checks import FactsRequest, check_finite, fit_rows, read_facts
+from ..utils._row_source import RowSource
 from ..utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -222,7 +229,7 @@ def class_statistics(U, labels, n_classes: int):
 
     Returns
     -------
-    counts : ndarray
+    counts : ndarray of int64
         The released counts: none for one class, the second class's for
         two, every class's beyond.
     sums : ndarray of shape (n_classes, n_features)
@@ -230,13 +237,39 @@ def class_statistics(U, labels, n_classes: int):
     squares : ndarray of shape (n_classes, n_features)
         ``sum_{i in c} (u_ij**2 - 1/8)``.
     """
-    n_samples = U.shape[0]
-    indicator = np.zeros((n_samples, n_classes))
-    indicator[np.arange(n_samples), labels] = 1.0
-    counts = indicator.sum(axis=0)
+    counts = np.bincount(labels, minlength=n_classes).astype(np.int64)
     if n_classes <= 2:
         counts = counts[1:]
-    return counts, indicator.T @ U, indicator.T @ (U**2 - 0.125)
+    return (
+        counts,
+        _per_class(U, labels, n_classes),
+        _per_class(U**2 - 0.125, labels, n_classes),
+    )
+
+
+def _per_class(V, labels, n_classes: int) -> np.ndarray:
+    """``sum_{i in c} V_i`` for each class: row by row, without BLAS."""
+    columns = [
+        np.bincount(labels, weights=V[:, j], minlength=n_classes)
+        for j in range(V.shape[1])
+    ]
+    return np.stack(columns, axis=1).reshape(n_classes, V.shape[1])
+
+
+def normalise(X, lower, upper):
+    """``X`` clipped to the bounds and mapped to ``[-1/2, 1/2]`` (a new array)."""
+    width = upper - lower
+    middle = lower + width / 2
+    U = (np.clip(X, lower, upper) - middle) / width
+    # Rounding can leave |u| a hair above 1/2; the sensitivities assume not.
+    return np.clip(U, -0.5, 0.5, out=U)
+
+
+def _class_statistics_block(X, y, lower, upper, classes):
+    """:func:`class_statistics` of one block of raw rows and labels."""
+    U = normalise(np.asarray(X, dtype=np.float64), lower, upper)
+    labels = np.searchsorted(classes, y)
+    return class_statistics(U, labels, classes.size)
 
 
 def _noise_std(plan: NoisePlan) -> float:
@@ -248,8 +281,7 @@ def _noise_std(plan: NoisePlan) -> float:
 class _NBInput:
     """Validated data of one fit and the public facts its plan reads."""
 
-    U: np.ndarray  # features normalised to [-1/2, 1/2]
-    labels: np.ndarray  # index of each row's class
+    rows: RowSource  # validated rows and labels (in memory or on dask)
     classes: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
@@ -277,7 +309,8 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         clipped to them. ``None`` reads them from the data (the range of
         each feature, widened to length 1 when the feature is constant) and
         emits a :class:`~skdp.PrivacyLeakWarning`: the ranges are then not
-        protected.
+        protected. Dask input needs declared bounds (nothing is read from
+        dask data to set them).
     classes : array-like of shape (n_classes,) or None, default=None
         The public list of possible labels. ``None`` reads it from ``y`` and
         emits a :class:`~skdp.PrivacyLeakWarning`. Labels of ``y`` outside
@@ -469,12 +502,7 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         return tags
 
     # ------------------------------------------------------------------ fit
-    def _resolve_classes(self, y) -> np.ndarray:
-        # One declared class is allowed: its count is n, released exactly.
-        return resolve_classes(y, self.classes, type(self).__name__, min_declared=1)
-
-    def _resolve_bounds(self, X) -> tuple[np.ndarray, np.ndarray]:
-        lower, upper = resolve_bounds(self.bounds, X, estimator=type(self).__name__)
+    def _check_bounds(self, lower, upper) -> None:
         check_magnitudes(
             type(self).__name__,
             **{
@@ -482,7 +510,6 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "the widest range": float(np.max(upper - lower)),
             },
         )
-        return lower, upper
 
     def _resolve_priors(self, n_classes: int) -> np.ndarray | None:
         if self.priors is None:
@@ -500,22 +527,48 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         return priors
 
     def _prepare_fit(self, X, y=None):
-        """Validated, clipped, normalised data and the public facts of the plan."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        classes = self._resolve_classes(y)
-        priors = self._resolve_priors(classes.size)
-        lower, upper = self._resolve_bounds(X)
-        width = upper - lower
-        middle = lower + width / 2
-        U = (np.clip(X, lower, upper) - middle) / width
-        # Rounding can leave |u| a hair above 1/2; the sensitivities assume not.
-        U = np.clip(U, -0.5, 0.5)
-        labels = np.searchsorted(classes, y)
-        return _NBInput(U, labels, classes, lower, upper, priors)
+        """Validated rows and the public facts of the plan (one pass over them).
+
+        Public parameters are checked first; then one pass over the rows
+        refuses non-finite values and labels outside ``classes`` (and reads
+        the labels, or in memory the bounds, when they are not declared).
+        """
+        name = type(self).__name__
+        rows = fit_rows(self, X, y, supervised=True)
+        declared = None
+        if self.classes is not None:
+            # One declared class is allowed: its count is n, released exactly.
+            declared = declared_classes(self.classes, min_declared=1)
+            priors = self._resolve_priors(declared.size)
+        lower = upper = None
+        if self.bounds is not None:
+            lower, upper = declared_bounds(self.bounds, rows.n_features)
+            self._check_bounds(lower, upper)
+        elif rows.is_dask:
+            refuse_undeclared(name)
+        else:
+            warn_bounds_read(estimator=name)
+        facts = read_facts(
+            rows,
+            FactsRequest(
+                extremes=lower is None,
+                classes=declared,
+                labels=declared is None,
+                targets=True,
+            ),
+        )
+        check_finite(facts, name, rows.y.dtype)
+        classes = classes_from_labels(facts.labels, declared, facts.outside, name)
+        if declared is None:
+            priors = self._resolve_priors(classes.size)
+        if lower is None:
+            lower, upper = bounds_from_extremes(facts.low, facts.high)
+            self._check_bounds(lower, upper)
+        return _NBInput(rows, classes, lower, upper, priors)
 
     def _plan_fit(self, prepared) -> FitPlan:
         """The event and noise of this fit, from public quantities only."""
-        n_samples, n_features = prepared.U.shape
+        n_samples, n_features = prepared.rows.n_samples, prepared.rows.n_features
         nb_plan = plan_gaussian_nb(
             self.epsilon, n_features, prepared.classes.size, n_samples
         )
@@ -524,10 +577,15 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _run_fit(self, prepared, plan, source) -> None:
         """Noisy statistics and their post-processing; cannot raise."""
         nb_plan: GaussianNBPlan = plan.settings["noise"]
-        U, labels, classes = prepared.U, prepared.labels, prepared.classes
-        n_samples = U.shape[0]
+        rows, classes = prepared.rows, prepared.classes
+        lower, upper = prepared.lower, prepared.upper
+        n_samples = rows.n_samples
         n_classes = classes.size
-        counts, sums, squares = class_statistics(U, labels, n_classes)
+        # One pass: each block's rows are clipped and normalised where they
+        # are (on the workers for dask); only the sums come back.
+        counts, sums, squares = rows.block_sum(
+            _class_statistics_block, lower, upper, classes
+        )
 
         # The three noisy releases.
         if n_classes == 1:
@@ -549,7 +607,6 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         second_moment = np.clip(second_moment, mean**2, 0.25)
         variance = np.maximum(second_moment - mean**2, MIN_VARIANCE)
 
-        lower, upper = prepared.lower, prepared.upper
         width = upper - lower
         self.classes_ = classes
         self.class_count_ = noisy_counts
@@ -574,9 +631,11 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data (dense).
+            Training data (dense), or a dask array or DataFrame: the
+            statistics are then summed over row blocks on the workers and
+            only the sums reach the client (``bounds`` must be declared).
         y : array-like of shape (n_samples,)
-            Labels.
+            Labels (a dask array or Series with dask ``X``).
 
         Returns
         -------

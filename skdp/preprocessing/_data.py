@@ -10,7 +10,13 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from ..accounting._events import ComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..tools._moments import noisy_moments, plan_moments
-from ..utils._bounds import resolve_bounds
+from ..utils._bounds import (
+    bounds_from_extremes,
+    declared_bounds,
+    refuse_undeclared,
+    warn_bounds_read,
+)
+from ..utils._row_checks import FactsRequest, check_finite, fit_rows, read_facts
 from ..utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -52,7 +58,8 @@ class DPStandardScaler(
         feature. Values outside are clipped to them for the fit (not in
         ``transform``). ``None`` reads each feature's minimum and maximum
         from the data and emits a :class:`~skdp.exceptions.PrivacyLeakWarning`:
-        those extremes are then not protected.
+        those extremes are then not protected. Dask input needs declared
+        bounds.
     with_mean : bool, default=True
         Centre the data (release noisy means).
     with_std : bool, default=True
@@ -191,7 +198,9 @@ class DPStandardScaler(
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data.
+            Training data, or a dask array or DataFrame: the clipped sums
+            are then computed over row blocks on the workers and only they
+            reach the client (``bounds`` must be declared).
         y : None
             Ignored.
 
@@ -202,18 +211,30 @@ class DPStandardScaler(
         return self._fit_private(X)
 
     def _prepare_fit(self, X, y=None):
-        X = validate_data(self, X, dtype=np.float64)
-        lower, upper = resolve_bounds(self.bounds, X, estimator=type(self).__name__)
-        return X, lower, upper
+        """Validated rows and the bounds (one pass over the rows)."""
+        name = type(self).__name__
+        rows = fit_rows(self, X)
+        lower = upper = None
+        if self.bounds is not None:
+            lower, upper = declared_bounds(self.bounds, rows.n_features)
+        elif rows.is_dask:
+            refuse_undeclared(name)
+        else:
+            warn_bounds_read(estimator=name)
+        facts = read_facts(rows, FactsRequest(extremes=lower is None))
+        check_finite(facts, name)
+        if lower is None:
+            lower, upper = bounds_from_extremes(facts.low, facts.high)
+        return rows, lower, upper
 
     def _plan_fit(self, prepared) -> FitPlan:
-        X, lower, upper = prepared
+        rows, lower, upper = prepared
         if not (self.with_mean or self.with_std):
             return FitPlan(ComposedEvent(()), settings={"moments": None})
         plan = plan_moments(
             lower,
             upper,
-            X.shape[0],
+            rows.n_samples,
             float(self.epsilon),
             mean=bool(self.with_mean),
             var=bool(self.with_std),
@@ -221,11 +242,12 @@ class DPStandardScaler(
         return FitPlan(plan.event, settings={"moments": plan})
 
     def _run_fit(self, prepared, plan, source) -> None:
-        X, lower, upper = prepared
+        rows, lower, upper = prepared
         moments = plan.settings["moments"]
         mean = var = None
         if moments is not None:
-            mean, var = noisy_moments(X, moments, source)
+            # One pass of clipped row-block sums (skdp.tools' moments).
+            mean, var = noisy_moments(rows, moments, source)
         if var is not None:
             # A variance below its own noise level is indistinguishable from
             # 0 and would blow the feature up: floor it there (Notes).
@@ -234,7 +256,7 @@ class DPStandardScaler(
         self.mean_ = mean
         self.var_ = var
         self.scale_ = None if var is None else np.where(var > 0, np.sqrt(var), 1.0)
-        self.n_samples_seen_ = X.shape[0]
+        self.n_samples_seen_ = rows.n_samples
         self.bounds_ = (lower, upper)
 
     # ------------------------------------------------------------ transform

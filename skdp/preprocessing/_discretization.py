@@ -10,8 +10,18 @@ from sklearn.preprocessing import OneHotEncoder
 
 from ..accounting._events import ComposedEvent, SelfComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
-from ..mechanisms._quantile import plan_quantiles, run_quantiles
-from ..utils._bounds import resolve_bounds
+from ..mechanisms._quantile import (
+    plan_quantiles,
+    refuse_dask_quantiles,
+    run_quantiles,
+)
+from ..utils._bounds import (
+    bounds_from_extremes,
+    declared_bounds,
+    refuse_undeclared,
+    warn_bounds_read,
+)
+from ..utils._row_checks import FactsRequest, check_finite, fit_rows, read_facts
 from ..utils._sklearn_compat import (
     HasMethods,
     Integral,
@@ -68,7 +78,8 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
         ``lower < upper``; the outer edges, and data are clipped to them.
         ``None`` reads each feature's minimum and maximum from the data
         with a :class:`~skdp.exceptions.PrivacyLeakWarning`: they are then
-        released in ``bin_edges_`` outside the guarantee.
+        released in ``bin_edges_`` outside the guarantee. Dask input needs
+        declared bounds.
     dtype : {np.float64, np.float32} or None, default=None
         dtype of the one-hot output; ``None`` gives float64.
     budget : PrivacyBudget or None, default=None
@@ -208,14 +219,32 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
         return n_bins.astype(np.int64)
 
     def _prepare_fit(self, X, y=None):
-        X = validate_data(self, X, dtype=np.float64)
-        n_bins = self._resolve_n_bins(X.shape[1])
-        lower, upper = resolve_bounds(self.bounds, X, estimator=type(self).__name__)
-        return X, n_bins, lower, upper
+        """Validated rows, bins and bounds (one pass over the rows)."""
+        name = type(self).__name__
+        rows = fit_rows(self, X)
+        n_bins = self._resolve_n_bins(rows.n_features)
+        if rows.is_dask and self.strategy == "quantile":
+            refuse_dask_quantiles(
+                f"{name}(strategy='quantile')",
+                "Fit it on a numpy array, or use strategy='uniform' (edges from "
+                "the declared bounds alone, which takes dask input).",
+            )
+        lower = upper = None
+        if self.bounds is not None:
+            lower, upper = declared_bounds(self.bounds, rows.n_features)
+        elif rows.is_dask:
+            refuse_undeclared(name)
+        else:
+            warn_bounds_read(estimator=name)
+        facts = read_facts(rows, FactsRequest(extremes=lower is None))
+        check_finite(facts, name)
+        if lower is None:
+            lower, upper = bounds_from_extremes(facts.low, facts.high)
+        return rows, n_bins, lower, upper
 
     def _plan_fit(self, prepared) -> FitPlan:
-        X, n_bins, lower, upper = prepared
-        n_samples, n_features = X.shape
+        rows, n_bins, lower, upper = prepared
+        n_samples, n_features = rows.n_samples, rows.n_features
         if self.strategy == "uniform":
             return FitPlan(ComposedEvent(()), settings={"plans": None})
         share = float(self.epsilon) / n_features
@@ -236,10 +265,13 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
         return FitPlan(event, settings={"plans": plans})
 
     def _run_fit(self, prepared, plan, source) -> None:
-        X, n_bins, lower, upper = prepared
+        rows, n_bins, lower, upper = prepared
         plans = plan.settings["plans"]
-        edges = np.empty(X.shape[1], dtype=object)
-        for j in range(X.shape[1]):
+        # "uniform" reads nothing here; "quantile" needs each column sorted,
+        # so its rows are in memory (dask input was refused before the plan).
+        X = rows.rows()[0] if plans is not None else None
+        edges = np.empty(rows.n_features, dtype=object)
+        for j in range(rows.n_features):
             if plans is None:
                 inner = np.linspace(lower[j], upper[j], n_bins[j] + 1)[1:-1]
             else:
@@ -263,7 +295,11 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data, clipped to ``bounds``.
+            Training data, clipped to ``bounds``. ``strategy="uniform"`` also
+            takes a dask array or DataFrame (with declared ``bounds``): one
+            validation pass over its row blocks, nothing else is read.
+            ``strategy="quantile"`` refuses dask input: the exponential
+            mechanism needs each column sorted in one place.
         y : None
             Ignored.
 

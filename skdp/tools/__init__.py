@@ -7,12 +7,14 @@ array). The unit of privacy is a row of the input, and the neighbouring
 relation is replace-one (the number of rows is public).
 
 All but :func:`quantile` and :func:`median` also take dask arrays,
-DataFrames and Series: declared bounds (or histogram ranges) are required,
-a floating-point input gets one pass that refuses NaN and infinities before
-the charge, and after it one map-reduce pass of clipped row-block sums or
-counts; the noise is drawn in the client, as for numpy input (same
-guarantee, same answer for the same seed). Quantiles need the sorted data
-and refuse dask input.
+DataFrames and Series, through the same code as numpy input (a row source,
+:mod:`skdp.utils._row_source`): one pass over the row blocks refuses
+non-numbers, NaN and infinities before the charge, with the numpy input's
+messages, and after it one pass of clipped row-block sums or counts comes
+back to the client, where the noise is drawn. Same guarantee, and bitwise
+the same answer for the same seed. Bounds (or histogram ranges) must be
+declared for dask input: they are never read from dask data. Quantiles
+need each column sorted in one place and refuse dask input.
 """
 
 from ._histograms import histogram, histogramdd

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..mechanisms._additive import add_noise, plan_laplace
-from ..utils._dask import sum_over_row_blocks
+from ..utils._bounds import refuse_undeclared
+from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._privacy import warn_data_derived
 from ..utils._random import check_random_source
@@ -19,8 +20,7 @@ from ..utils._sklearn_compat import (
     Real,
     validate_params,
 )
-from ._dask_rows import dask_rows, is_dask_collection, refuse_undeclared
-from ._validation import charge_and_run, rows_of
+from ._validation import charge_and_run, tool_rows
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -66,8 +66,17 @@ def project_counts(noisy, total: float) -> np.ndarray:
     return np.maximum(v - tau, 0.0)
 
 
-def _edges(bins, value_range, column, what, dimension=None) -> np.ndarray:
-    """Public bin edges of one dimension; a range read from data warns."""
+def _reads_range(bins, value_range) -> bool:
+    """Whether one dimension's edges need its range read from the data."""
+    return np.ndim(bins) == 0 and value_range is None
+
+
+def _edges(bins, value_range, extremes, what, dimension=None) -> np.ndarray:
+    """Public bin edges of one dimension; a range read from data warns.
+
+    ``extremes`` is the dimension's ``(min, max)`` read by the validation
+    pass when the range is read from the data (else unused).
+    """
     where = "" if dimension is None else f" of dimension {dimension}"
     if np.ndim(bins) == 0:
         if isinstance(bins, bool) or not isinstance(bins, Integral | np.integer):
@@ -80,7 +89,7 @@ def _edges(bins, value_range, column, what, dimension=None) -> np.ndarray:
                 f"the smallest and largest value{where}",
                 f"pass range=(low, high) or explicit bin edges to {what}",
             )
-            low, high = float(column.min()), float(column.max())
+            low, high = (float(v) for v in extremes)
         else:
             try:
                 low, high = (float(v) for v in value_range)
@@ -101,33 +110,30 @@ def _edges(bins, value_range, column, what, dimension=None) -> np.ndarray:
     return edges
 
 
-def _exact_counts(X, _, edges):
-    """Counts of the rows of ``X`` (clipped into the bins) in each cell."""
+def exact_counts(X, _, edges):
+    """Block function: counts of the rows (clipped into the bins) per cell."""
+    X = np.asarray(X, dtype=np.float64)
     clipped = np.column_stack(
         [np.clip(X[:, j], e[0], e[-1]) for j, e in enumerate(edges)]
     )
     return np.histogramdd(clipped, bins=edges)[0]
 
 
-def _rows(a, ndim, what, value_range, bins):
-    """Validated rows of ``a`` (numpy or dask), before any charge."""
-    if is_dask_collection(a):
-        if a.ndim != ndim:
-            _refuse_dimensions(what, a.shape)
-        if value_range is None and _counts_bins(bins):
-            refuse_undeclared(f"skdp.tools.{what}", "ranges (range=...) or edges")
-        return dask_rows(a, None, what)[0]
-    arr = np.asarray(a)
-    if arr.ndim != ndim:
-        _refuse_dimensions(what, arr.shape)
-    return rows_of(arr, None, what)
+def _rows(a, ndim, what, reads_range):
+    """Validated rows of ``a`` (numpy or dask), before any charge.
 
-
-def _counts_bins(bins):
-    """Whether ``bins`` (or one of its entries) is a number of bins."""
-    if np.ndim(bins) == 0:
-        return True
-    return any(np.ndim(b) == 0 for b in bins)
+    ``reads_range``: some dimension's range is read from the data (refused
+    on dask; in memory, the validation pass reads the extremes).
+    """
+    if np.ndim(a) != ndim:
+        _refuse_dimensions(what, np.shape(a))
+    if reads_range and is_dask_collection(a):
+        refuse_undeclared(f"skdp.tools.{what}", "ranges (range=...) or edges")
+    rows, _, facts = tool_rows(a, None, what, extremes=reads_range)
+    extremes = None
+    if reads_range:
+        extremes = list(zip(facts.low.tolist(), facts.high.tolist(), strict=True))
+    return rows, extremes
 
 
 def _refuse_dimensions(what, shape):
@@ -142,12 +148,12 @@ def _refuse_dimensions(what, shape):
     )
 
 
-def _release(X, edges, epsilon, density, budget, random_state, name):
-    """Plan, charge and release a histogram of the rows of ``X`` (n, D)."""
+def _release(rows, edges, epsilon, density, budget, random_state, name):
+    """Plan, charge and release a histogram of the rows (n, D)."""
     n_bins = [e.size - 1 for e in edges]
     size = math.prod(n_bins)
     check_memory(24.0 * size, f"A histogram of {size} bins", "use fewer bins")
-    n = X.shape[0]
+    n = rows.n_samples
     label = f"skdp.tools.{name}(epsilon={float(epsilon)!r})"
     # Replacing a row moves one count down and one up: L1 sensitivity 2.
     plan = plan_laplace(
@@ -156,10 +162,7 @@ def _release(X, edges, epsilon, density, budget, random_state, name):
     source = check_random_source(random_state)
 
     def run():
-        if is_dask_collection(X):  # one map-reduce pass of block counts
-            exact = sum_over_row_blocks(_exact_counts, X, None, edges)
-        else:
-            exact = _exact_counts(X, None, edges)
+        exact = rows.block_sum(exact_counts, edges)  # one pass of block counts
         noisy = add_noise(plan, exact, source)
         hist = project_counts(noisy, float(n))
         if density:
@@ -245,9 +248,9 @@ def histogram(
     >>> bool(abs(hist.sum() - 1000) < 1e-6)
     True
     """
-    X = _rows(a, 1, "histogram", range, bins)
-    edges = _edges(bins, range, X[:, 0], "histogram")
-    hist = _release(X, [edges], epsilon, density, budget, random_state, "histogram")
+    rows, extremes = _rows(a, 1, "histogram", _reads_range(bins, range))
+    edges = _edges(bins, range, extremes and extremes[0], "histogram")
+    hist = _release(rows, [edges], epsilon, density, budget, random_state, "histogram")
     return hist, edges
 
 
@@ -312,8 +315,9 @@ def histogramdd(
     >>> hist.shape
     (2, 2)
     """
-    X = _rows(sample, 2, "histogramdd", range, bins)
-    d = X.shape[1]
+    if np.ndim(sample) != 2:
+        _refuse_dimensions("histogramdd", np.shape(sample))
+    d = int(np.shape(sample)[1])
     if isinstance(bins, Integral | np.integer):
         per_dim_bins = [bins] * d
     else:
@@ -329,9 +333,14 @@ def histogramdd(
     ranges = [None] * d if range is None else list(range)
     if len(ranges) != d:
         raise ValueError(f"range must give one (low, high) per dimension ({d}).")
+    reads = [_reads_range(b, r) for b, r in zip(per_dim_bins, ranges, strict=True)]
+    rows, extremes = _rows(sample, 2, "histogramdd", any(reads))
     edges = [
-        _edges(per_dim_bins[j], ranges[j], X[:, j], "histogramdd", dimension=j)
+        _edges(
+            per_dim_bins[j], ranges[j], extremes and extremes[j], "histogramdd",
+            dimension=j,
+        )
         for j in np.arange(d)
-    ]
-    hist = _release(X, edges, epsilon, density, budget, random_state, "histogramdd")
+    ]  # fmt: skip
+    hist = _release(rows, edges, epsilon, density, budget, random_state, "histogramdd")
     return hist, edges

@@ -7,9 +7,10 @@ two halves here, so the sensitivities are derived in one place:
 
 * :func:`plan_moments` (before the charge) turns public quantities -- the
   bounds, ``n_samples``, epsilon -- into the event and the noise settings;
-* :func:`noisy_moments` (after it) clips the data to the bounds, computes
-  the exact statistics and adds exactly the planned noise. It does not
-  raise.
+* :func:`noisy_moments` (after it) computes the exact statistics of the
+  data clipped to the bounds in one pass of row-block sums
+  (:func:`exact_moments`, the same for a NumPy array and a dask
+  collection) and adds exactly the planned noise. It does not raise.
 
 Sensitivities, under replace-one neighbours (``n`` public), for a column
 bounded in ``[L, U]`` of width ``w = U - L``:
@@ -42,11 +43,14 @@ from ..accounting._events import ComposedEvent, PrivacyEvent
 from ..mechanisms._additive import NoisePlan, add_noise, plan_laplace
 from ..utils._feasibility import check_magnitudes
 from ..utils._random import RandomSource
+from ..utils._row_source import RowSource, row_source
 
 __all__ = [
     "MomentsPlan",
     "VectorLaplacePlan",
     "apply_vector_laplace",
+    "exact_moments",
+    "moment_sums",
     "noisy_moments",
     "plan_moments",
     "plan_vector_laplace",
@@ -286,28 +290,70 @@ def plan_moments(
     )
 
 
-def noisy_moments(X, plan: MomentsPlan, source: RandomSource):
-    """Noisy ``(mean, var)`` of ``X``'s columns (None for one not planned).
+def moment_sums(X, _, lower, upper, centre):
+    """Block function: sums of ``x - c`` and ``(x - c)**2``, ``x`` clipped.
 
-    ``X`` (shape ``(n_samples, n_columns)``) is clipped to the plan's bounds
-    first. Each noisy statistic is then projected onto the set of values it
-    can take, which can only bring it closer to the truth (post-processing,
+    ``X`` is a block of rows (numbers of any dtype, read as float64),
+    clipped to ``[lower, upper]`` column by column; ``c`` is the public
+    centre of the bounds.
+    """
+    d = np.clip(np.asarray(X, dtype=np.float64), lower, upper) - centre
+    return d.sum(axis=0), (d * d).sum(axis=0)
+
+
+def exact_moments(rows: RowSource, lower, upper, pooled: bool):
+    """Exact means and variances (``ddof=0``) of the rows clipped to the bounds.
+
+    One pass of row-block sums of ``x - c`` and ``(x - c)**2`` about the
+    public centre ``c`` of the bounds (the midpoint, or the pooled range's
+    midpoint), which keeps the subtraction in the variance well
+    conditioned: every term is at most ``(upper - lower) / 2`` in
+    magnitude, so the rounding of ``E(x - c)**2 - (E(x - c))**2`` is a few
+    ulps of ``(w / 2)**2`` per level of the sums, far below the variance's
+    noise of scale ``w**2 / (n epsilon)`` for any ``n`` below ``1e12 /
+    epsilon``. One value per column, or one for ``pooled``.
+    """
+    n = rows.n_samples
+    if pooled:
+        centre = np.full(lower.shape, (lower.min() + upper.max()) / 2)
+    else:
+        centre = (lower + upper) / 2
+    first, second = rows.block_sum(moment_sums, lower, upper, centre)
+    if pooled:
+        count = n * lower.size
+        mean = first.sum() / count
+        return np.array([centre[0] + mean]), np.array(
+            [max(second.sum() / count - mean**2, 0.0)]
+        )
+    mean = first / n
+    return centre + mean, np.maximum(second / n - mean**2, 0.0)
+
+
+def noisy_moments(X, plan: MomentsPlan, source: RandomSource):
+    """Noisy ``(mean, var)`` of the rows' columns (None for one not planned).
+
+    ``X`` is a :class:`~skdp.utils._row_source.RowSource` (in memory or on
+    dask) or an array of shape ``(n_samples, n_columns)``; its rows are
+    clipped to the plan's bounds in the blocks (:func:`exact_moments`).
+    Each noisy statistic is then projected onto the set of values it can
+    take, which can only bring it closer to the truth (post-processing,
     free of privacy cost): the mean onto ``[L, U]``, the variance onto
     ``[0, (w / 2)**2]``. Does not raise.
     """
-    X = np.clip(np.asarray(X, dtype=float), plan.lower, plan.upper)
-    if plan.pooled:
-        X = X.reshape(-1, 1)
-    exact_mean = X.mean(axis=0) if plan.mean is not None else None
-    exact_var = X.var(axis=0) if plan.var is not None else None
-    return release_moments(exact_mean, exact_var, plan, source)
+    rows = X if isinstance(X, RowSource) else row_source(np.asarray(X, dtype=float))
+    exact_mean, exact_var = exact_moments(rows, plan.lower, plan.upper, plan.pooled)
+    return release_moments(
+        exact_mean if plan.mean is not None else None,
+        exact_var if plan.var is not None else None,
+        plan,
+        source,
+    )
 
 
 def release_moments(exact_mean, exact_var, plan: MomentsPlan, source: RandomSource):
     """The planned noise on exact means and variances of the clipped data.
 
-    The second half of :func:`noisy_moments`, shared with the dask path
-    (whose exact values come from a map-reduce of sums). Does not raise.
+    The second half of :func:`noisy_moments`. Does not raise.
     """
     if plan.pooled:
         lower = np.array([plan.lower.mean()]) if plan.mean else None

@@ -7,8 +7,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..accounting._events import ComposedEvent
-from ..mechanisms._quantile import plan_quantiles, run_quantiles
-from ..utils._bounds import resolve_bounds
+from ..mechanisms._quantile import (
+    plan_quantiles,
+    refuse_dask_quantiles,
+    run_quantiles,
+)
+from ..utils._bounds import bounds_from_extremes, declared_bounds, warn_bounds_read
 from ..utils._dask import is_dask_collection
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
@@ -18,7 +22,7 @@ from ..utils._sklearn_compat import (
     Real,
     validate_params,
 )
-from ._validation import charge_and_run, rows_of
+from ._validation import charge_and_run, tool_rows
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -41,25 +45,26 @@ _PARAMS = {
 
 def _quantile(name, a, q, axis, epsilon, bounds, budget, random_state):
     if is_dask_collection(a):
-        raise TypeError(
-            f"skdp.tools.{name} does not take dask collections: the exponential "
-            "mechanism it uses chooses among the gaps between the sorted values, "
-            "which a map-reduce does not give. Compute it on a numpy array, or "
-            "release skdp.tools.histogram(x, bins=..., range=...) on public bins "
-            "(a map-reduce over dask) and read quantiles from its cumulative "
-            "sum (post-processing: no further cost, accuracy the bin width). "
-            "Nothing was charged."
+        refuse_dask_quantiles(
+            f"skdp.tools.{name}",
+            "Compute it on a numpy array, or release skdp.tools.histogram(x, "
+            "bins=..., range=...) on public bins (a sum over dask row blocks) "
+            "and read quantiles from its cumulative sum (post-processing: no "
+            "further cost, accuracy the bin width).",
         )
-    X = rows_of(a, axis, name)
+    rows, _, facts = tool_rows(a, axis, name, extremes=bounds is None)
+    X = np.asarray(rows.rows()[0], dtype=float)  # in memory: sorted per column
     n, p = X.shape
     if axis is None and p > 1:
         raise ValueError(
             f"{name} with axis=None needs one value per row (a 1-D array or one "
             f"column); got {p} columns. Use axis=0 for one {name} per column."
         )
-    lower, upper = resolve_bounds(
-        bounds, X, what="column", estimator=f"skdp.tools.{name}"
-    )
+    if bounds is None:
+        warn_bounds_read("column", f"skdp.tools.{name}")
+        lower, upper = bounds_from_extremes(facts.low, facts.high)
+    else:
+        lower, upper = declared_bounds(bounds, p, what="column")
     try:
         levels = np.asarray(q, dtype=float)
     except (TypeError, ValueError):

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..mechanisms._additive import add_noise, plan_laplace
-from ..utils._bounds import resolve_bounds
+from ..utils._bounds import (
+    bounds_from_extremes,
+    declared_bounds,
+    refuse_undeclared,
+    warn_bounds_read,
+)
+from ..utils._dask import is_dask_collection
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
     HasMethods,
@@ -23,15 +29,8 @@ from ..utils._sklearn_compat import (
     Real,
     validate_params,
 )
-from ._dask_rows import (
-    dask_rows,
-    exact_moments,
-    is_dask_collection,
-    nonzero_counts,
-    refuse_undeclared,
-)
-from ._moments import noisy_moments, plan_moments, release_moments
-from ._validation import charge_and_run, rows_of
+from ._moments import noisy_moments, plan_moments
+from ._validation import charge_and_run, tool_rows
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -56,22 +55,26 @@ def _label(name: str, epsilon: float) -> str:
 
 
 def _moment(name, a, axis, epsilon, bounds, budget, random_state, *, var, finish):
-    """Plan, charge and release one moment statistic (shared by four tools)."""
-    dask_input = is_dask_collection(a)
-    if dask_input:  # metadata and a finiteness pass; bounds must be declared
-        if bounds is None:
-            refuse_undeclared(f"skdp.tools.{name}")
-        X, shape = dask_rows(a, axis, name)
+    """Plan, charge and release one moment statistic (shared by four tools).
+
+    The same for a NumPy array and a dask collection: metadata and one
+    validation pass before the charge (bounds must be declared for dask),
+    one pass of clipped row-block sums after it, the noise drawn here.
+    """
+    what = f"skdp.tools.{name}"
+    if bounds is None and is_dask_collection(a):
+        refuse_undeclared(what)
+    rows, shape, facts = tool_rows(a, axis, name, extremes=bounds is None)
+    if bounds is None:
+        warn_bounds_read("column", what)
+        lower, upper = bounds_from_extremes(facts.low, facts.high)
     else:
-        X, shape = rows_of(a, axis, name), np.shape(a)[1:]
-    lower, upper = resolve_bounds(
-        bounds, X, what="column", estimator=f"skdp.tools.{name}"
-    )
+        lower, upper = declared_bounds(bounds, rows.n_features, what="column")
     pooled = axis is None
     plan = plan_moments(
         lower,
         upper,
-        X.shape[0],
+        rows.n_samples,
         float(epsilon),
         mean=not var,
         var=var,
@@ -81,17 +84,11 @@ def _moment(name, a, axis, epsilon, bounds, budget, random_state, *, var, finish
     source = check_random_source(random_state)
 
     def run():
-        if dask_input:  # one map-reduce pass of clipped sums, noise here
-            exact = exact_moments(X, plan.lower, plan.upper, pooled)
-            mean_, var_ = release_moments(
-                None if var else exact[0], exact[1] if var else None, plan, source
-            )
-        else:
-            mean_, var_ = noisy_moments(X, plan, source)
-        value = finish(var_ if var else mean_, X.shape)
+        mean_, var_ = noisy_moments(rows, plan, source)
+        value = finish(var_ if var else mean_, (rows.n_samples, rows.n_features))
         return float(value[0]) if (pooled or not shape) else value.reshape(shape)
 
-    return charge_and_run(plan.event, budget, run, f"skdp.tools.{name}")
+    return charge_and_run(plan.event, budget, run, what)
 
 
 @validate_params(_BOUNDED, prefer_skip_nested_validation=True)
@@ -291,6 +288,20 @@ def std(
     )  # fmt: skip
 
 
+def nonzero_counts(X, _):
+    """Block function: the non-zero entries of each column (int64, exact)."""
+    return np.count_nonzero(X, axis=0).astype(np.int64)
+
+
+def _truth_tested(X, _):
+    """Block function of the check: every entry can be tested for zero."""
+    try:
+        np.asarray(X).astype(bool)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"count cannot test the entries for zero: {error}") from None
+    return np.int64(0)
+
+
 @validate_params(_COMMON, prefer_skip_nested_validation=True)
 def count(
     a: ArrayLike,
@@ -339,26 +350,12 @@ def count(
     >>> abs(count(over_50, epsilon=1.0, random_state=0) - 500) < 20
     True
     """
-    if is_dask_collection(a):  # metadata only; NaN counts as non-zero
-        nonzero, shape = dask_rows(a, axis, "count", check_finite=False)
-    else:
-        arr = np.asarray(a)
-        if arr.ndim == 0 or arr.size == 0:
-            raise ValueError("count needs at least one row and one value.")
-        if axis is not None and axis not in (0, -arr.ndim):
-            raise ValueError(
-                "count supports axis=None or axis=0 (rows are the unit of "
-                f"privacy), got axis={axis!r} for an array of {arr.ndim} "
-                "dimensions."
-            )
-        try:
-            nonzero = arr.astype(bool).reshape(arr.shape[0], -1)
-        except (TypeError, ValueError) as error:
-            raise ValueError(
-                f"count cannot test the entries for zero: {error}"
-            ) from None
-        shape = arr.shape[1:]
-    n, p = nonzero.shape
+    # Metadata only (NaN counts as non-zero), and for entries that are not
+    # numbers one pass that tests them for zero, before the charge.
+    rows, shape, _ = tool_rows(a, axis, "count", finite=False)
+    if rows.dtype.kind not in "biuf":
+        rows.block_sum(_truth_tested)
+    n, p = rows.n_samples, rows.n_features
     pooled = axis is None
     label = _label("count", epsilon)
     plan = plan_laplace(
@@ -368,10 +365,7 @@ def count(
     source = check_random_source(random_state)
 
     def run():
-        if is_dask_collection(nonzero):  # one map-reduce pass
-            per_column = nonzero_counts(nonzero)
-        else:
-            per_column = nonzero.sum(axis=0)
+        per_column = rows.block_sum(nonzero_counts)  # one pass
         exact = per_column.sum() if pooled else per_column
         noisy = add_noise(plan, exact, source)
         top = n * p if pooled else n

@@ -1,44 +1,90 @@
-"""Checks shared by the private statistics and the private scaler.
+"""Checks shared by the private statistics, and their one charge path.
 
-Everything here runs before a charge and may raise; nothing here adds noise.
+Everything here but :func:`charge_and_run`'s run runs before a charge and
+may raise; nothing here adds noise.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 
 from ..exceptions import ChargedFitError
+from ..utils._dask import as_row_blocks, is_dask_collection
+from ..utils._row_checks import FactsRequest, RowFacts, read_facts
+from ..utils._row_source import RowSource, row_source
 
-__all__ = ["charge_and_run", "rows_of"]
+__all__ = ["charge_and_run", "tool_rows"]
 
 
-def rows_of(a, axis, what: str) -> np.ndarray:
-    """``a`` as a finite float matrix of shape ``(n_rows, n_columns)``.
+def _dask_matrix(a):
+    """A dask collection as a dask array with known rows, its shape kept."""
+    X = as_row_blocks(a)[0]
+    if X.ndim > 2:  # whole rows in every block, then (n_rows, n_values)
+        X = X.rechunk({axis: -1 for axis in range(1, X.ndim)})
+    if X.ndim and any(math.isnan(c) for c in X.chunks[0]):
+        X = X.compute_chunk_sizes()  # the number of rows is public
+    return X
+
+
+def tool_rows(
+    a, axis, what: str, *, finite: bool = True, extremes: bool = False
+) -> tuple[RowSource, tuple, RowFacts | None]:
+    """The rows of ``a`` as a ``(n_rows, n_columns)`` row source, checked.
 
     The first axis holds the rows, skdp's unit of privacy (one person per
     row; a 1-D array has one value per row). ``axis`` must be ``None`` or
     the first axis: a statistic along another axis would summarise one
     person's values, which no amount of noise makes private at a useful
-    accuracy.
+    accuracy. ``a`` is a NumPy array (or array-like) or a dask array,
+    DataFrame or Series: the same checks, with the same messages, either
+    way. Shape and dtype are read from metadata; then, when ``finite`` or
+    ``extremes``, one pass (:func:`read_facts`) converts every block to
+    float64, refusing values that are not numbers and (when ``finite``) NaN
+    and infinities, and reads each column's extremes when ``extremes``
+    (bounds read from the data; in memory only).
+
+    Returns
+    -------
+    rows : RowSource
+        The rows as they are stored (blocks are read as float64 by the
+        block functions): no copy of ``a``.
+    shape : tuple
+        The shape of ``a`` after its first axis.
+    facts : RowFacts or None
+        What the pass found, or None when there was no pass.
     """
-    try:
-        arr = np.asarray(a, dtype=float)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{what} needs numeric input: {error}") from None
-    if arr.ndim == 0:
+    if is_dask_collection(a):
+        X = _dask_matrix(a)
+    else:
+        try:
+            X = np.asarray(a)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{what} needs numeric input: {error}") from None
+    if X.dtype.kind not in "biufcOUS":
+        raise ValueError(f"{what} needs numeric input, got dtype {X.dtype}.")
+    if X.ndim == 0:
         raise ValueError(f"{what} needs at least one row, got a scalar.")
-    if axis is not None and axis not in (0, -arr.ndim):
+    if axis is not None and axis not in (0, -X.ndim):
         raise ValueError(
             f"{what} supports axis=None or axis=0 (rows are the unit of "
-            f"privacy), got axis={axis!r} for an array of {arr.ndim} dimensions."
+            f"privacy), got axis={axis!r} for an array of {X.ndim} dimensions."
         )
-    if arr.shape[0] == 0 or arr.size == 0:
+    if X.shape[0] == 0 or math.prod(X.shape) == 0:
         raise ValueError(f"{what} needs at least one row and one value.")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{what} needs finite input (no NaN or infinity).")
-    return arr.reshape(arr.shape[0], -1)
+    shape = tuple(int(s) for s in X.shape[1:])
+    rows = row_source(X.reshape(X.shape[0], -1))
+    facts = None
+    if finite or extremes:
+        request = FactsRequest(
+            extremes=extremes, numeric_error=f"{what} needs numeric input: "
+        )
+        facts = read_facts(rows, request)
+        if finite and (facts.x_nan or facts.x_inf):
+            raise ValueError(f"{what} needs finite input (no NaN or infinity).")
+    return rows, shape, facts
 
 
 def charge_and_run(event, budget, run, what: str):

@@ -12,7 +12,13 @@ import numpy as np
 from ._feasibility import MAX_MAGNITUDE
 from ._privacy import warn_data_derived
 
-__all__ = ["resolve_bounds"]
+__all__ = [
+    "bounds_from_extremes",
+    "declared_bounds",
+    "refuse_undeclared",
+    "resolve_bounds",
+    "warn_bounds_read",
+]
 
 
 def resolve_bounds(
@@ -77,27 +83,52 @@ def resolve_bounds(
     """
     n_features = X.shape[1]
     if bounds is None:
-        warn_data_derived(
-            "bounds",
-            f"the smallest and largest value of each {what}",
-            f"pass bounds=(lower, upper) to {estimator}: public limits of each "
-            f"{what} (scalars, or one value per {what})",
-        )
+        warn_bounds_read(what, estimator)
         with np.errstate(invalid="ignore"):
-            finite = np.where(np.isfinite(X), X, np.nan)
-        seen = (
-            ~np.all(np.isnan(finite), axis=0)
-            if X.shape[0]
-            else np.zeros(n_features, dtype=bool)
-        )
-        lower, upper = np.zeros(n_features), np.ones(n_features)
-        lower[seen] = np.nanmin(finite[:, seen], axis=0)
-        upper[seen] = np.nanmax(finite[:, seen], axis=0)
-        flat = lower >= upper
-        lower[flat] -= 0.5
-        upper[flat] += 0.5
-        _check_magnitude(lower, upper, "the range read from the data")
-        return lower, upper
+            finite = np.isfinite(X)
+        low = np.min(np.where(finite, X, np.inf), axis=0, initial=np.inf)
+        high = np.max(np.where(finite, X, -np.inf), axis=0, initial=-np.inf)
+        return bounds_from_extremes(low, high)
+    return declared_bounds(bounds, n_features, what=what)
+
+
+def warn_bounds_read(what: str = "feature", estimator: str = "the estimator") -> None:
+    """The :class:`~skdp.exceptions.PrivacyLeakWarning` of ``bounds=None``."""
+    warn_data_derived(
+        "bounds",
+        f"the smallest and largest value of each {what}",
+        f"pass bounds=(lower, upper) to {estimator}: public limits of each "
+        f"{what} (scalars, or one value per {what})",
+    )
+
+
+def bounds_from_extremes(low, high) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds read from the data: each column's smallest and largest finite value.
+
+    ``low``/``high`` are ``+inf``/``-inf`` for a column without a finite
+    value (it gets ``(0, 1)``); a constant column gets ``(v - 0.5, v + 0.5)``.
+    Values beyond ``MAX_MAGNITUDE`` are refused. The caller has warned.
+    """
+    low = np.asarray(low, dtype=float)
+    high = np.asarray(high, dtype=float)
+    seen = low <= high
+    lower, upper = np.zeros(low.shape), np.ones(low.shape)
+    lower[seen] = low[seen]
+    upper[seen] = high[seen]
+    flat = lower >= upper
+    lower[flat] -= 0.5
+    upper[flat] += 0.5
+    _check_magnitude(lower, upper, "the range read from the data")
+    return lower, upper
+
+
+def declared_bounds(
+    bounds, n_features: int, *, what: str = "feature"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Declared ``bounds`` checked and broadcast to ``n_features`` (public only).
+
+    Raises the errors of :func:`resolve_bounds` for declared bounds.
+    """
     if isinstance(bounds, str) or not hasattr(bounds, "__len__") or len(bounds) != 2:
         raise ValueError(
             f"bounds must be a pair (lower, upper) of scalars or per-{what} "
@@ -119,6 +150,15 @@ def resolve_bounds(
         )
     _check_magnitude(lower, upper, "bounds")
     return lower.astype(float, copy=True), upper.astype(float, copy=True)
+
+
+def refuse_undeclared(what: str, name: str = "bounds") -> None:
+    """Dask input never has its bounds (or ranges, or norm) read from the data."""
+    raise ValueError(
+        f"{what} on a dask collection needs declared {name}: skdp reads no "
+        "bound from dask data (that would leak the extremes, with a "
+        "PrivacyLeakWarning, and cost a pass over the data). Nothing was charged."
+    )
 
 
 def _check_magnitude(lower, upper, name):

@@ -7,7 +7,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from ._privacy import warn_data_derived
 
-__all__ = ["resolve_classes"]
+__all__ = ["classes_from_labels", "declared_classes", "resolve_classes"]
 
 
 def resolve_classes(y, classes, estimator: str, *, min_declared: int = 2) -> np.ndarray:
@@ -28,7 +28,30 @@ def resolve_classes(y, classes, estimator: str, *, min_declared: int = 2) -> np.
     """
     check_classification_targets(y)
     if classes is None:
-        found = np.unique(y)
+        return classes_from_labels(np.unique(y), None, 0, estimator)
+    declared = declared_classes(classes, min_declared=min_declared)
+    outside = int(np.count_nonzero(~np.isin(y, declared)))
+    return classes_from_labels(None, declared, outside, estimator)
+
+
+def declared_classes(classes, *, min_declared: int = 2) -> np.ndarray:
+    """The declared ``classes``, sorted and unique, with at least ``min_declared``."""
+    declared = np.unique(np.asarray(classes))
+    if declared.size < min_declared:
+        what = "one label" if min_declared == 1 else f"{min_declared} distinct labels"
+        raise ValueError(f"classes must hold at least {what}, got {classes!r}.")
+    return declared
+
+
+def classes_from_labels(found, declared, outside: int, estimator: str) -> np.ndarray:
+    """The classes of a fit from what one pass over ``y`` found.
+
+    ``declared`` (from :func:`declared_classes`) is returned when no label
+    lies ``outside`` it; otherwise ``found``, the sorted labels read from
+    ``y``, with a :class:`~skdp.exceptions.PrivacyLeakWarning` (at least
+    two are needed).
+    """
+    if declared is None:
         warn_data_derived("classes")
         if found.size < 2:
             raise ValueError(
@@ -37,11 +60,7 @@ def resolve_classes(y, classes, estimator: str, *, min_declared: int = 2) -> np.
                 "fit anyway."
             )
         return found
-    declared = np.unique(np.asarray(classes))
-    if declared.size < min_declared:
-        what = "one label" if min_declared == 1 else f"{min_declared} distinct labels"
-        raise ValueError(f"classes must hold at least {what}, got {classes!r}.")
-    if not np.all(np.isin(y, declared)):
+    if outside:
         raise ValueError(
             f"y contains labels that are not in classes={list(declared)!r}; "
             "classes must list every possible label."

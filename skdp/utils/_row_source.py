@@ -21,11 +21,20 @@ rounding of such a sum is bounded by ``summation_terms`` in
 
 On dask, only the block functions run on the workers; only their sums
 (never rows) come back to the client, where the plan is made, the budget
-charged and the noise drawn.
+charged and the noise drawn. Results that are not sums (extremes, label
+sets) are combined by the same tree with :meth:`RowSource.block_reduce`;
+per-row results (k-means' labels) are :meth:`RowSource.map_rows`, a lazy
+dask array on dask.
+
+Every pass runs its block functions with one BLAS thread
+(:func:`one_blas_thread`), in both backends: a product's rounding then
+never depends on how many threads the process or the worker has (and the
+blocks run in parallel on dask anyway).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -41,6 +50,7 @@ __all__ = [
     "RowSource",
     "canonical_block_rows",
     "row_source",
+    "tree_reduce",
     "tree_sum",
 ]
 
@@ -86,8 +96,13 @@ def add_all(*parts):
 
 def tree_sum(parts: list, fan_in: int = TREE_FAN_IN):
     """Add the values ``parts`` in a tree of fan-in ``fan_in`` (in memory)."""
+    return tree_reduce(parts, add_all, fan_in)
+
+
+def tree_reduce(parts: list, combine: Callable[..., Any], fan_in: int = TREE_FAN_IN):
+    """Combine ``parts`` in the canonical tree: ``combine(*group)`` per node."""
     while len(parts) > 1:
-        parts = [add_all(*parts[i : i + fan_in]) for i in range(0, len(parts), fan_in)]
+        parts = [combine(*parts[i : i + fan_in]) for i in range(0, len(parts), fan_in)]
     return parts[0]
 
 
@@ -142,7 +157,22 @@ class RowSource:
         element-wise); integer results stay integers. The blocks' results
         are added by the canonical tree (:func:`tree_sum`).
         """
-        return tree_sum([_call_on_block(func, X, y, args) for X, y in self._blocks()])
+        return self.block_reduce(func, add_all, *args)
+
+    def block_reduce(
+        self, func: Callable[..., Any], combine: Callable[..., Any], *args: Any
+    ) -> Any:
+        """``func(X_block, y_block, *args)`` per block, combined by the tree.
+
+        Each node of the canonical tree (:func:`tree_reduce`) returns
+        ``combine(*its inputs)``, left to right: :meth:`block_sum` is
+        ``combine=add_all``; extremes or label sets use their own. On dask
+        ``combine`` runs on the workers and must be picklable (a module
+        level function).
+        """
+        with one_blas_thread():
+            parts = [_call_on_block(func, X, y, args) for X, y in self._blocks()]
+            return tree_reduce(parts, combine)
 
     def block_map(self, func: Callable[..., Any], *args: Any) -> list:
         """``[func(X_block, y_block, *args) for each block]``, in order.
@@ -150,7 +180,21 @@ class RowSource:
         For results that are not sums (per-block maxima, say); they come
         back to the client, so keep them small.
         """
-        return [_call_on_block(func, X, y, args) for X, y in self._blocks()]
+        with one_blas_thread():
+            return [_call_on_block(func, X, y, args) for X, y in self._blocks()]
+
+    def map_rows(self, func: Callable[..., Any], *args: Any, dtype=np.float64):
+        """``func(X_block, y_block, *args)`` per block, one value per row.
+
+        The blocks' 1-D results joined in row order: a NumPy array here, a
+        lazy dask array (computed when the caller asks) on dask, so per-row
+        results never gather in the client unasked. The lazy blocks run
+        whenever the caller computes them, outside :func:`one_blas_thread`:
+        ``func`` should not rely on BLAS for results that must agree.
+        """
+        with one_blas_thread():
+            parts = [_call_on_block(func, X, y, args) for X, y in self._blocks()]
+        return np.concatenate(parts).astype(dtype, copy=False)
 
     def rows(self):
         """All of ``X`` (and ``y``) in this process: in-memory sources only."""
@@ -195,18 +239,21 @@ class DaskRowSource(RowSource):
         ys = self.y.to_delayed(optimize_graph=False).ravel()
         return list(zip(xs, ys, strict=True))
 
-    def block_sum(self, func: Callable[..., Any], *args: Any) -> Any:
+    def block_reduce(
+        self, func: Callable[..., Any], combine: Callable[..., Any], *args: Any
+    ) -> Any:
         import dask
 
         call = dask.delayed(_call_on_block, pure=True)
         parts = [call(func, x, y, args) for x, y in self._delayed_blocks()]
-        add = dask.delayed(add_all, pure=True)
+        node = dask.delayed(combine, pure=True)
         while len(parts) > 1:
             parts = [
-                add(*parts[i : i + TREE_FAN_IN])
+                node(*parts[i : i + TREE_FAN_IN])
                 for i in range(0, len(parts), TREE_FAN_IN)
             ]
-        (total,) = dask.compute(parts[0])
+        with one_blas_thread():
+            (total,) = dask.compute(parts[0])
         return total
 
     def block_map(self, func: Callable[..., Any], *args: Any) -> list:
@@ -214,7 +261,20 @@ class DaskRowSource(RowSource):
 
         call = dask.delayed(_call_on_block, pure=True)
         parts = [call(func, x, y, args) for x, y in self._delayed_blocks()]
-        return list(dask.compute(*parts))
+        with one_blas_thread():
+            return list(dask.compute(*parts))
+
+    def map_rows(self, func: Callable[..., Any], *args: Any, dtype=np.float64):
+        import dask
+        import dask.array as da
+
+        call = dask.delayed(_call_on_block, pure=True)
+        sizes = self.X.chunks[0]
+        parts = [
+            da.from_delayed(call(func, x, y, args), shape=(size,), dtype=dtype)
+            for (x, y), size in zip(self._delayed_blocks(), sizes, strict=True)
+        ]
+        return da.concatenate(parts).astype(dtype)
 
     def map_rows(self, func: Callable[..., Any], *args: Any, dtype=None):
         out_dtype = np.dtype(dtype) if dtype is not None else self.X.dtype
@@ -239,6 +299,29 @@ class DaskRowSource(RowSource):
             "collection is not brought to (that would move the data to the "
             "client)."
         )
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller():
+    """The process's thread pools, found once (a scan costs ~40 ms)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def one_blas_thread():
+    """A context in which BLAS uses one thread (process-wide), for the blocks.
+
+    Taken by the client around every pass (the in-memory loop, or the
+    ``dask.compute`` that runs the blocks), so the blocks that run in this
+    process -- in memory, with the synchronous or threaded scheduler, or on
+    in-process ``distributed`` workers -- all see one BLAS thread; dask's
+    worker processes start with one (``distributed.nanny.pre-spawn-environ``
+    sets ``OPENBLAS_NUM_THREADS=1``). Not taken inside each block: BLAS has
+    one thread count per process, and blocks running at once in several
+    threads would restore it under each other.
+    """
+    return _blas_controller().limit(limits=1, user_api="blas")
 
 
 def _call_on_block(func, X, y, args):

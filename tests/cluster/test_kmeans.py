@@ -245,3 +245,68 @@ def test_saving_or_copying_a_model_keeps_the_original_labels(copy_model, tmp_pat
     np.testing.assert_array_equal(km.labels_, labels)
     assert not hasattr(copied, "labels_")
     np.testing.assert_array_equal(copied.cluster_centers_, km.cluster_centers_)
+
+
+# ------------------------------------------------- one data path: dask input
+def _on_dask(X, chunks=700):
+    da = pytest.importorskip("dask.array")
+    return da.from_array(X, chunks=(chunks, 2))
+
+
+@pytest.mark.parametrize("d", [2, 5])  # James-Stein shrinkage from d = 3
+def test_a_dask_fit_releases_the_in_memory_model_bitwise(d, dask_sync, assert_same_fit):
+    # Each iteration is one pass: the client sends the centres, the blocks
+    # return their counts and sums, added by the same tree as in memory.
+    X, _ = _blobs(n=5000, d=d)
+    X[:50] += 2.0  # rows outside the box, clipped in the blocks
+    params = dict(n_clusters=3, bounds=(0, 1), max_iter=3, random_state=5)
+    memory = DPKMeans(**params).fit(X)
+    on_dask = DPKMeans(**params).fit(_on_dask(X))
+    da = pytest.importorskip("dask.array")
+    assert isinstance(on_dask.labels_, da.Array)  # lazy: never gathered
+    assert_same_fit(memory, on_dask)
+
+
+def test_a_dask_dataframe_fit_releases_the_pandas_model(dask_sync, assert_same_fit):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(_blobs(n=5000)[0], columns=["x", "y"])
+    memory = DPKMeans(3, bounds=(0, 1), random_state=6).fit(frame)
+    on_dask = DPKMeans(3, bounds=(0, 1), random_state=6).fit(
+        dd.from_pandas(frame, npartitions=3)
+    )
+    assert_same_fit(memory, on_dask)
+
+
+@pytest.mark.parametrize("case", ["NaN", "infinity", "text", "too few rows"])
+def test_dask_input_is_refused_like_memory_input(case, dask_sync, assert_same_refusal):
+    X = _blobs(n=5000)[0].astype(object if case == "text" else float)
+    X[4321, 1] = {"NaN": np.nan, "infinity": -np.inf, "text": "x"}.get(case, 0.5)
+    if case == "too few rows":
+        X = X[:2]
+
+    def fit(data, budget):
+        DPKMeans(3, bounds=(0, 1), budget=budget).fit(data)
+
+    assert_same_refusal(fit, X, _on_dask(X))
+
+
+def test_dask_input_needs_declared_bounds(dask_sync):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # nothing is read
+        with pytest.raises(ValueError, match="needs declared bounds"):
+            DPKMeans(3).fit(_on_dask(_blobs(n=5000)[0]))
+
+
+def test_a_dask_fit_never_gathers_the_rows(dask_sync, largest_task_rows):
+    with largest_task_rows() as seen:
+        DPKMeans(3, bounds=(0, 1), max_iter=2).fit(_on_dask(_blobs(n=5000)[0]))
+    assert 0 < seen.rows <= 1024  # a fit that gathered X would show 5000
+
+
+def test_a_fit_makes_no_copy_of_float64_rows(copies_of_x):
+    # Clipped, centred rows are made block by block; what remains is
+    # labels_ (one integer per row: 0.1 of X at 10 features, twice while
+    # its blocks are joined).
+    X, _ = _blobs(n=100_000, d=10)
+    assert copies_of_x(lambda A: DPKMeans(3, bounds=(0, 1)).fit(A), X) < 0.5

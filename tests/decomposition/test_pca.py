@@ -18,6 +18,7 @@ from skdp.decomposition._pca import (
     MEAN_WEIGHT,
     _moment_vector,
     _unpack_moments,
+    bounded_moments,
     moment_sensitivity,
     noisy_moments,
 )
@@ -186,13 +187,21 @@ def test_data_norm_read_from_data_warns_and_given_does_not():
         DPPCA(data_norm=5.0, random_state=0).fit(X)
 
 
-def test_rows_beyond_the_bound_are_scaled_down():
+def test_rows_beyond_the_bound_are_scaled_down_in_the_blocks():
     X = _data(n=200)
     X[0] *= 1e6
-    est = DPPCA(data_norm=5.0)
-    prepared, _ = est._plan_with_input(X)
-    assert np.linalg.norm(prepared.X, axis=1).max() <= 5.0 * (1 + 1e-12)
-    np.testing.assert_allclose(prepared.X[1:], X[1:])
+    kept = X.copy()
+    scaled = X.copy()
+    scaled[0] *= 5.0 / np.linalg.norm(X[0])
+    # The block function scales each row it reads (one rounding per entry,
+    # then a sum of 200 terms: rtol 1e-12 is far above that).
+    gram, column_sum = bounded_moments(X, None, 5.0)
+    np.testing.assert_allclose(gram, scaled.T @ scaled, rtol=1e-12)
+    np.testing.assert_allclose(column_sum, scaled.sum(axis=0), rtol=1e-12)
+    # The plan holds the input itself, not a scaled copy, and leaves it alone.
+    prepared, _ = DPPCA(data_norm=5.0)._plan_with_input(X)
+    assert np.shares_memory(prepared.rows.X, X)
+    np.testing.assert_array_equal(X, kept)
 
 
 # ----------------------------------------------------- errors before charge
@@ -295,3 +304,65 @@ def test_all_components_and_noise_variance():
     assert two.noise_variance_ == pytest.approx(est.explained_variance_[2:].mean())
     assert np.all(np.diff(est.explained_variance_) <= 0)
     assert np.all(est.explained_variance_ >= 0)
+
+
+# ------------------------------------------------- one data path: dask input
+def _on_dask(X, chunks=700):
+    da = pytest.importorskip("dask.array")
+    return da.from_array(X, chunks=(chunks, 2))
+
+
+@pytest.mark.parametrize("delta", [1e-5, 0.0])
+def test_a_dask_fit_releases_the_in_memory_model_bitwise(
+    delta, dask_sync, assert_same_fit
+):
+    # Rows beyond data_norm are scaled inside the blocks; the Gram matrix
+    # and the sums of five canonical blocks are added by the same tree.
+    X = _data(n=5000, d=5) * 1.5  # some rows beyond the bound
+    params = dict(n_components=3, delta=delta, data_norm=5.0, random_state=4)
+    memory = DPPCA(**params).fit(X)
+    on_dask = DPPCA(**params).fit(_on_dask(X))
+    assert_same_fit(memory, on_dask)
+    np.testing.assert_array_equal(on_dask.transform(X), memory.transform(X))
+
+
+def test_a_dask_dataframe_fit_releases_the_pandas_model(dask_sync, assert_same_fit):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(_data(n=5000), columns=list("abcd"))
+    memory = DPPCA(2, data_norm=5.0, random_state=2).fit(frame)
+    on_dask = DPPCA(2, data_norm=5.0, random_state=2).fit(
+        dd.from_pandas(frame, npartitions=3)
+    )
+    assert_same_fit(memory, on_dask)
+
+
+@pytest.mark.parametrize("case", ["NaN", "infinity", "text", "n_components"])
+def test_dask_input_is_refused_like_memory_input(case, dask_sync, assert_same_refusal):
+    X = _data(n=5000).astype(object if case == "text" else float)
+    X[4321, 1] = {"NaN": np.nan, "infinity": np.inf, "text": "x"}.get(case, 0.0)
+    n_components = 7 if case == "n_components" else None
+
+    def fit(data, budget):
+        DPPCA(n_components, data_norm=5.0, budget=budget).fit(data)
+
+    assert_same_refusal(fit, X, _on_dask(X))
+
+
+def test_dask_input_needs_a_declared_data_norm(dask_sync):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # nothing is read
+        with pytest.raises(ValueError, match="needs declared data_norm"):
+            DPPCA().fit(_on_dask(_data(n=5000)))
+
+
+def test_a_dask_fit_never_gathers_the_rows(dask_sync, largest_task_rows):
+    with largest_task_rows() as seen:
+        DPPCA(data_norm=5.0).fit(_on_dask(_data(n=5000)))
+    assert 0 < seen.rows <= 1024  # a fit that gathered X would show 5000
+
+
+def test_a_fit_makes_no_copy_of_float64_rows(copies_of_x):
+    # Rows are scaled to data_norm block by block (bound_rows scaled a copy).
+    X = _data(n=100_000, d=6) * 1.5
+    assert copies_of_x(lambda A: DPPCA(data_norm=5.0).fit(A), X) < 0.5

@@ -213,3 +213,62 @@ def test_feature_names_pandas_and_column_transformer():
         ]
     )
     assert ct.fit_transform(df).shape == (300, 2)
+
+
+# ------------------------------------------------- one data path: dask input
+def _on_dask(X, chunks=700):
+    da = pytest.importorskip("dask.array")
+    return da.from_array(X, chunks=(chunks, 1))
+
+
+@pytest.mark.parametrize("encode", ["ordinal", "onehot"])
+def test_a_uniform_dask_fit_releases_the_in_memory_binner(
+    encode, dask_sync, assert_same_fit
+):
+    # "uniform" reads nothing but the validation pass: the edges come from
+    # the bounds, the (empty) event is the same.
+    X = _data(5000)
+    params = dict(n_bins=[3, 7], strategy="uniform", encode=encode, bounds=BOUNDS)
+    memory = DPKBinsDiscretizer(**params).fit(X)
+    on_dask = DPKBinsDiscretizer(**params).fit(_on_dask(X))
+    assert_same_fit(memory, on_dask)
+    got, want = on_dask.transform(X[:50]), memory.transform(X[:50])
+    if encode == "onehot":
+        got, want = got.toarray(), want.toarray()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_dask_dataframe_fit_releases_the_pandas_binner(dask_sync, assert_same_fit):
+    dd = pytest.importorskip("dask.dataframe")
+    frame = pd.DataFrame(_data(5000), columns=["age", "hours"])
+    params = dict(n_bins=4, strategy="uniform", bounds=BOUNDS)
+    memory = DPKBinsDiscretizer(**params).fit(frame)
+    on_dask = DPKBinsDiscretizer(**params).fit(dd.from_pandas(frame, npartitions=3))
+    assert_same_fit(memory, on_dask)
+
+
+@pytest.mark.parametrize("case", ["NaN", "infinity", "text"])
+def test_dask_input_is_refused_like_memory_input(case, dask_sync, assert_same_refusal):
+    X = _data(5000).astype(object if case == "text" else float)
+    X[4321, 1] = {"NaN": np.nan, "infinity": np.inf, "text": "x"}[case]
+
+    def fit(data, budget):
+        DPKBinsDiscretizer(strategy="uniform", bounds=BOUNDS, budget=budget).fit(data)
+
+    assert_same_refusal(fit, X, _on_dask(X))
+
+
+def test_quantile_edges_refuse_dask_input_and_say_why(dask_sync):
+    # The exponential mechanism draws among the gaps of each sorted column:
+    # no sum over row blocks gives them, so dask input is refused before
+    # anything is read or charged.
+    budget = PrivacyBudget(10.0)
+    with pytest.raises(TypeError, match="sorted values.*strategy='uniform'"):
+        DPKBinsDiscretizer(bounds=BOUNDS, budget=budget).fit(_on_dask(_data(5000)))
+    assert budget.ledger == []
+
+
+def test_a_dask_fit_never_gathers_the_rows(dask_sync, largest_task_rows):
+    with largest_task_rows() as seen:
+        DPKBinsDiscretizer(strategy="uniform", bounds=BOUNDS).fit(_on_dask(_data(5000)))
+    assert 0 < seen.rows <= 1024  # a fit that gathered X would show 5000

@@ -132,3 +132,65 @@ def test_a_variance_is_floored_at_its_own_noise_level():
         assert np.all(scaler.var_ >= floor * (1 - 1e-6))
         assert np.all(scaler.var_ <= width**2 / 4)
         np.testing.assert_allclose(scaler.scale_, np.sqrt(scaler.var_))
+
+
+# ------------------------------------------------- one data path: dask input
+def _large(n=5000):
+    return np.random.default_rng(1).uniform(-0.5, 1.5, size=(n, 2)) * [1, 10]
+
+
+def _on_dask(X, chunks=700):
+    da = pytest.importorskip("dask.array")
+    return da.from_array(X, chunks=(chunks, 1))
+
+
+@pytest.mark.parametrize(
+    "params", [{}, {"with_std": False}, {"with_mean": False}, {"epsilon": 50.0}]
+)
+def test_a_dask_fit_releases_the_in_memory_scaler_bitwise(
+    params, dask_sync, assert_same_fit
+):
+    # skdp.tools' moments: clipped sums about the bounds' midpoints, one pass.
+    X = _large()
+    memory = DPStandardScaler(bounds=BOUNDS, random_state=3, **params).fit(X)
+    on_dask = DPStandardScaler(bounds=BOUNDS, random_state=3, **params).fit(_on_dask(X))
+    assert_same_fit(memory, on_dask)
+
+
+def test_a_dask_dataframe_fit_releases_the_pandas_scaler(dask_sync, assert_same_fit):
+    dd = pytest.importorskip("dask.dataframe")
+    frame = pd.DataFrame(_large(), columns=["age", "hours"])
+    memory = DPStandardScaler(bounds=BOUNDS, random_state=4).fit(frame)
+    on_dask = DPStandardScaler(bounds=BOUNDS, random_state=4).fit(
+        dd.from_pandas(frame, npartitions=4)
+    )
+    assert_same_fit(memory, on_dask)
+
+
+@pytest.mark.parametrize("case", ["NaN", "infinity", "text"])
+def test_dask_input_is_refused_like_memory_input(case, dask_sync, assert_same_refusal):
+    X = _large().astype(object if case == "text" else float)
+    X[4321, 1] = {"NaN": np.nan, "infinity": np.inf, "text": "x"}[case]
+
+    def fit(data, budget):
+        DPStandardScaler(bounds=BOUNDS, budget=budget).fit(data)
+
+    assert_same_refusal(fit, X, _on_dask(X))
+
+
+def test_dask_input_needs_declared_bounds(dask_sync):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # nothing is read
+        with pytest.raises(ValueError, match="needs declared bounds"):
+            DPStandardScaler().fit(_on_dask(_large()))
+
+
+def test_a_dask_fit_never_gathers_the_rows(dask_sync, largest_task_rows):
+    with largest_task_rows() as seen:
+        DPStandardScaler(bounds=BOUNDS).fit(_on_dask(_large()))
+    assert 0 < seen.rows <= 1024  # a fit that gathered X would show 5000
+
+
+def test_a_fit_makes_no_copy_of_float64_rows(copies_of_x):
+    X = np.random.default_rng(2).uniform(size=(100_000, 10))
+    assert copies_of_x(lambda A: DPStandardScaler(bounds=(0, 1)).fit(A), X) < 0.5

@@ -1,9 +1,11 @@
-"""skdp.tools on dask collections (skdp/tools/_dask_rows.py).
+"""skdp.tools on dask collections: the one data path (issue 27).
 
-The exact statistic is a map-reduce of row-block sums and the noise is the
-numpy path's, drawn in the client from the same plan: with the same seed a
-dask input gives the numpy answer (the noise calibration itself is tested
-on the numpy path, tests/tools/test_statistics.py).
+Every tool reads its rows through a row source (skdp/utils/_row_source.py):
+the same block functions over the same canonical blocks, added by the same
+tree, in memory and on dask, and the noise drawn in the client from the
+same plan. With the same seed a dask input therefore gives *bitwise* the
+numpy answer (the noise calibration itself is tested on the numpy path,
+tests/tools/test_statistics.py).
 """
 
 import warnings
@@ -14,22 +16,27 @@ import pytest
 from skdp import tools
 from skdp.accounting import PrivacyBudget
 from skdp.exceptions import PrivacyLeakWarning
-from skdp.tools import _statistics
+from skdp.tools import _moments
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 pd = pytest.importorskip("pandas")
 dask = pytest.importorskip("dask")
 
+N = 5000  # five canonical blocks of 1024 rows: the tree adds several
+
 
 @pytest.fixture(autouse=True)
-def synchronous():
-    with dask.config.set(scheduler="synchronous"):
-        yield
+def synchronous(dask_sync):
+    yield
 
 
-def _data():
-    return np.random.default_rng(0).normal(size=(500, 3)) * 2
+def _data(n=N):
+    return np.random.default_rng(0).normal(size=(n, 3)) * 2
+
+
+def _dask(x, chunks=700):  # chunks that are not the canonical blocks
+    return da.from_array(x, chunks=(chunks,) + x.shape[1:])
 
 
 @pytest.mark.parametrize("name", ["mean", "sum", "var", "std"])
@@ -39,31 +46,30 @@ def test_moments_of_a_chunked_array_equal_the_numpy_release(name, axis):
     tool = getattr(tools, name)
     kwargs = dict(axis=axis, epsilon=50.0, bounds=(-3, [3, 4, 5]), random_state=1)
     expected = tool(x, **kwargs)
-    got = tool(da.from_array(x, chunks=(90, 2)), **kwargs)
-    # The exact value is summed in another order (and the variance about the
-    # bounds' midpoint): equal to rounding, far below the noise (~1e-2).
-    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
-    assert np.shape(got) == np.shape(expected)
+    got = tool(da.from_array(x, chunks=(700, 2)), **kwargs)
+    assert type(got) is type(expected)
+    assert np.array_equal(got, expected)
 
 
-def test_one_dimensional_and_dataframe_input():
+def test_one_dimensional_three_dimensional_and_dataframe_input():
     x = _data()
     one = tools.mean(x[:, 0], epsilon=5.0, bounds=(-3, 3), random_state=2)
-    got = tools.mean(da.from_array(x[:, 0], chunks=70), bounds=(-3, 3),
-                     epsilon=5.0, random_state=2)  # fmt: skip
-    assert isinstance(got, float)
-    np.testing.assert_allclose(got, one, rtol=1e-12)
+    got = tools.mean(_dask(x[:, 0]), bounds=(-3, 3), epsilon=5.0, random_state=2)
+    assert isinstance(got, float) and got == one
+    cube = x.reshape(N, 3, 1) * [1.0, 0.5]
+    kwargs = dict(axis=0, bounds=(-3, 3), random_state=4)
+    got = tools.var(da.from_array(cube, chunks=(600, 1, 1)), **kwargs)
+    assert got.shape == (3, 2) and np.array_equal(got, tools.var(cube, **kwargs))
     frame = dd.from_pandas(pd.DataFrame(x, columns=list("abc")), npartitions=4)
-    np.testing.assert_allclose(
+    assert np.array_equal(
         tools.var(frame, axis=0, bounds=(-3, 3), random_state=3),
         tools.var(x, axis=0, bounds=(-3, 3), random_state=3),
-        rtol=1e-9,
     )
 
 
 def test_counts_and_histograms_equal_the_numpy_release():
     x = _data()
-    dx = da.from_array(x, chunks=(90, 3))
+    dx = _dask(x)
     for axis in (None, 0):
         assert np.array_equal(
             tools.count(dx > 0.5, axis=axis, random_state=4),
@@ -84,34 +90,62 @@ def test_counts_and_histograms_equal_the_numpy_release():
 
 def test_unknown_chunk_sizes_are_computed_before_the_charge():
     x = _data()
-    dx = da.from_array(x, chunks=(90, 3))
+    dx = _dask(x)
     kept = dx[dx[:, 0] > -100]  # every row, chunk sizes unknown
     assert np.isnan(kept.shape[0])
-    np.testing.assert_allclose(
-        tools.sum(kept, bounds=(-3, 3), random_state=7),
-        tools.sum(x, bounds=(-3, 3), random_state=7),
-        rtol=1e-9,
+    assert tools.sum(kept, bounds=(-3, 3), random_state=7) == tools.sum(
+        x, bounds=(-3, 3), random_state=7
     )
 
 
 def test_one_charge_and_the_exact_pass_after_it(monkeypatch):
     budget = PrivacyBudget(10.0)
     seen = []
-    exact = _statistics.exact_moments
+    exact = _moments.exact_moments
 
     def spy(*args):
         seen.append(len(budget.ledger))
         return exact(*args)
 
-    monkeypatch.setattr(_statistics, "exact_moments", spy)
-    tools.mean(da.from_array(_data(), chunks=100), bounds=(-3, 3), budget=budget)
+    monkeypatch.setattr(_moments, "exact_moments", spy)
+    tools.mean(_dask(_data()), bounds=(-3, 3), budget=budget)
     assert seen == [1] and len(budget.ledger) == 1
+
+
+CALLS = {
+    "mean": lambda x, b: tools.mean(x, axis=0, bounds=(-3, 3), budget=b),
+    "var": lambda x, b: tools.var(x, bounds=(-3, 3), budget=b),
+    "count": lambda x, b: tools.count(x, axis=1, budget=b),  # axis refused
+    "histogram": lambda x, b: tools.histogram(x[:, 0], 4, (-3, 3), budget=b),
+    "histogramdd": lambda x, b: tools.histogramdd(x, 2, [(-3, 3)] * 3, budget=b),
+}
+
+
+def _with_nan(x):
+    x = x.copy()
+    x[4000, 0] = np.nan
+    return x
+
+
+def _with_text(x):
+    x = x.astype(object)
+    x[4000, 0] = "forty-two"
+    return x
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+@pytest.mark.parametrize("bad", [_with_nan, _with_text])
+def test_dask_input_is_refused_as_numpy_input_with_the_same_message(
+    name, bad, assert_same_refusal
+):
+    x = bad(_data())
+    kind, message = assert_same_refusal(CALLS[name], x, _dask(x))
+    assert kind is ValueError and message
 
 
 @pytest.mark.parametrize(
     "call, error, match",
     [
-        (lambda x, b: tools.mean(x, bounds=(-3, 3), budget=b), ValueError, "finite"),
         (lambda x, b: tools.mean(x, budget=b), ValueError, "needs declared bounds"),
         (
             lambda x, b: tools.histogram(x[:, 0], bins=4, budget=b),
@@ -121,52 +155,51 @@ def test_one_charge_and_the_exact_pass_after_it(monkeypatch):
         (
             lambda x, b: tools.quantile(x, 0.5, bounds=(-3, 3), budget=b),
             TypeError,
-            "dask",
+            "sorted values",
         ),
         (
             lambda x, b: tools.median(x[:, 0], bounds=(-3, 3), budget=b),
             TypeError,
-            "dask",
-        ),
-        (
-            lambda x, b: tools.mean(x.astype(object), bounds=(0, 1), budget=b),
-            ValueError,
-            "numeric",
-        ),
-        (
-            lambda x, b: tools.count(x, axis=1, budget=b),
-            ValueError,
-            "axis=None or axis=0",
+            "sorted values",
         ),
     ],
 )
-def test_bad_input_is_refused_before_the_charge(call, error, match):
+def test_what_dask_input_never_does_is_refused_before_the_charge(call, error, match):
     budget = PrivacyBudget(10.0)
-    x = _data()
-    x[123, 1] = np.nan
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)  # nothing is read
         with pytest.raises(error, match=match):
-            call(da.from_array(x, chunks=(90, 3)), budget)
+            call(_dask(_data()), budget)
     assert len(budget.ledger) == 0
 
 
-def test_a_distributed_client_gives_the_same_release():
-    distributed = pytest.importorskip("distributed")
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: tools.std(x, axis=0, bounds=(-4, 4), random_state=8),
+        lambda x: tools.count(x > 1, axis=0, random_state=8),
+        lambda x: tools.histogramdd(x[:, :2], 3, [(-3, 3)] * 2, random_state=8),
+    ],
+)
+def test_no_task_ever_holds_all_the_rows(call, largest_task_rows):
     x = _data()
-    with (
-        distributed.LocalCluster(
-            n_workers=2, processes=False, threads_per_worker=1, dashboard_address=":0"
-        ) as cluster,
-        distributed.Client(cluster),
-    ):
-        got = tools.std(da.from_array(x, chunks=80), axis=0, bounds=(-4, 4),
-                        random_state=8)  # fmt: skip
-        hist, _ = tools.histogram(da.from_array(x[:, 1], chunks=80), bins=3,
-                                  range=(-3, 3), random_state=9)  # fmt: skip
-    np.testing.assert_allclose(
-        got, tools.std(x, axis=0, bounds=(-4, 4), random_state=8), rtol=1e-9
-    )
-    np.testing.assert_array_equal(
-        hist, tools.histogram(x[:, 1], bins=3, range=(-3, 3), random_state=9)[0]
-    )
+    with largest_task_rows() as seen:
+        call(_dask(x))
+    # The blocks: the input's 700-row chunks and the canonical 1024-row blocks.
+    assert 0 < seen.rows <= 1024 < N
+
+
+@pytest.mark.parametrize(
+    "release",
+    [
+        lambda a: tools.var(a, axis=0, bounds=(0, 1)),
+        lambda a: tools.mean(a, bounds=(0, 1)),
+        lambda a: tools.count(a, axis=0),
+        lambda a: tools.histogramdd(a[:, :3], 4, [(0, 1)] * 3),
+    ],
+)
+def test_numpy_input_is_never_copied(release, copies_of_x):
+    # Clipping and counting happen block by block (np.clip of the whole
+    # array made one copy, the finiteness check another).
+    x = np.random.default_rng(3).uniform(size=(100_000, 10))
+    assert copies_of_x(release, x) < 0.5

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import clone
 
 from skdp.utils._row_source import (
     MIN_BLOCK_ROWS,
@@ -100,3 +101,120 @@ def test_a_dask_source_never_hands_its_rows_to_the_client():
     rows = row_source(da.zeros((10, 2), chunks=5))
     with pytest.raises(TypeError, match="client"):
         rows.rows()
+
+
+def _extremes(X, y):
+    return X.min(axis=0), X.max(axis=0)
+
+
+def _widest(*parts):
+    return (
+        np.minimum.reduce([p[0] for p in parts]),
+        np.maximum.reduce([p[1] for p in parts]),
+    )
+
+
+def test_block_reduce_combines_by_the_same_tree_in_memory_and_on_dask():
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X, _ = _data()
+    low, high = row_source(X).block_reduce(_extremes, _widest)
+    assert np.array_equal(low, X.min(axis=0)) and np.array_equal(high, X.max(axis=0))
+    with dask.config.set(scheduler="synchronous"):
+        on_dask = row_source(da.from_array(X, chunks=(700, 3))).block_reduce(
+            _extremes, _widest
+        )
+    assert all(np.array_equal(u, v) for u, v in zip(on_dask, (low, high), strict=True))
+
+
+def _row_sums(X, y):
+    return X.sum(axis=1)
+
+
+def test_map_rows_is_an_array_in_memory_and_a_lazy_dask_array_on_dask():
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X, _ = _data()
+    memory = row_source(X).map_rows(_row_sums)
+    assert isinstance(memory, np.ndarray) and memory.shape == (5000,)
+    np.testing.assert_array_equal(memory, X.sum(axis=1))
+    with dask.config.set(scheduler="synchronous"):
+        lazy = row_source(da.from_array(X, chunks=(700, 3))).map_rows(_row_sums)
+        assert isinstance(lazy, da.Array) and lazy.chunks == ((1024,) * 4 + (904,),)
+        assert np.array_equal(lazy.compute(), memory)
+
+
+def _blas_threads(X, y):
+    from threadpoolctl import threadpool_info
+
+    threads = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+    return max(threads, default=0)
+
+
+def _largest(*parts):
+    return max(parts)
+
+
+def test_block_functions_run_with_one_blas_thread_in_both_backends():
+    # A product's rounding may depend on the BLAS thread count; the blocks
+    # all see one thread, so a fit's sums cannot differ between backends.
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X, _ = _data()
+    assert row_source(X).block_reduce(_blas_threads, _largest) == 1
+    with dask.config.set(scheduler="threads"):
+        rows = row_source(da.from_array(X, chunks=1024))
+        assert rows.block_reduce(_blas_threads, _largest) == 1
+
+
+@pytest.mark.slow
+def test_fits_and_tools_on_a_local_cluster_equal_memory_bitwise(
+    dask_cluster, assert_same_fit
+):
+    """Two worker processes: block functions, facts and trees are pickled
+    to the workers, run there with one BLAS thread each, and only sums come
+    back; every estimator and tool releases bitwise the in-memory result."""
+    da = pytest.importorskip("dask.array")
+    from skdp import tools
+    from skdp.cluster import DPKMeans
+    from skdp.decomposition import DPPCA
+    from skdp.naive_bayes import DPGaussianNB
+    from skdp.preprocessing import DPKBinsDiscretizer, DPStandardScaler
+
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 3, size=5000)
+    X = rng.normal(loc=y[:, None], size=(5000, 4)) / 3
+    dX, dy = da.from_array(X, chunks=(700, 2)), da.from_array(y, chunks=700)
+    estimators = [
+        DPGaussianNB(bounds=(-2, 2), classes=[0, 1, 2], random_state=1),
+        DPPCA(2, data_norm=2.0, random_state=2),
+        DPKMeans(3, bounds=(-2, 2), max_iter=3, random_state=3),
+        DPStandardScaler(bounds=(-2, 2), random_state=4),
+        DPKBinsDiscretizer(4, strategy="uniform", bounds=(-2, 2)),
+    ]
+    for estimator in estimators:
+        memory = clone(estimator).fit(X, y)
+        on_cluster = clone(estimator).fit(dX, dy)
+        assert_same_fit(memory, on_cluster)
+    releases = [
+        lambda a: tools.mean(a, axis=0, bounds=(-2, 2), random_state=5),
+        lambda a: tools.std(a, bounds=(-2, 2), random_state=6),
+        lambda a: tools.count(a > 0, axis=0, random_state=7),
+        lambda a: tools.histogram(a[:, 0], 6, (-2, 2), random_state=8)[0],
+        lambda a: tools.histogramdd(a[:, :2], 3, [(-2, 2)] * 2, random_state=9)[0],
+    ]
+    for release in releases:
+        assert np.array_equal(release(dX), release(X))
+    # The workers' BLAS runs one thread (dask's nanny sets it at start), as
+    # the one_blas_thread context makes it in this process.
+    threads = dask_cluster.run(
+        lambda: max(
+            pool["num_threads"]
+            for pool in __import__("threadpoolctl").threadpool_info()
+            if pool["user_api"] == "blas"
+        )
+    )
+    assert set(threads.values()) == {1}
