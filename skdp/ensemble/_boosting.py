@@ -283,17 +283,18 @@ class _Rows:
     """The fit's per-row state (codes, targets, scores) in memory or on dask."""
 
     def __init__(self, codes, labels, base):
-        self.codes = codes
-        self.labels = labels
         if is_dask_collection(codes):
             import dask.array as da
 
+            # Every round reads them: computed once, kept on the workers.
+            codes, labels = codes.persist(), labels.persist()
             n = codes.shape[0]
             self.scores = da.broadcast_to(
                 np.asarray(base, float), (n, len(base)), chunks=(codes.chunks[0], -1)
             )
         else:
             self.scores = np.tile(np.asarray(base, float), (codes.shape[0], 1))
+        self.codes, self.labels = codes, labels
 
     def source(self):
         if is_dask_collection(self.codes):
@@ -334,7 +335,9 @@ def run_boosting(X, labels, plan: BoostingPlan, kind: str, source):
             counts = noisy[k * width : k * width + FINE_CELLS]
             cuts[j] = edges_from_counts(counts, schema.n_bins)
     cuts = tuple(cuts)
-    codes = rows.map_rows(encode_block, schema, cuts, dtype=np.int16)
+    codes = rows.map_rows(
+        encode_block, schema, cuts, dtype=np.int16, width=schema.n_features
+    )
 
     # 2. The rows per bin (for the Newton steps' curvature), all features.
     sizes = [schema.max_codes(j) for j in range(n_features)]
@@ -500,7 +503,11 @@ class _BaseDPBoosting(PrivateEstimatorMixin, BaseEstimator):
         X = table(self, X, reset=False)
         rows = row_source(X)
         codes = rows.map_rows(
-            encode_block, self.schema_, self.bin_thresholds_, dtype=np.int16
+            encode_block,
+            self.schema_,
+            self.bin_thresholds_,
+            dtype=np.int16,
+            width=self.n_features_in_,
         )
         if is_dask_collection(codes):
             codes = codes.compute()

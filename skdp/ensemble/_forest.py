@@ -218,7 +218,9 @@ def run_forest(X, targets, plan: ForestPlan, kind: str, source):
     features, thresholds = _draw_structure(
         schema, cuts, plan.n_estimators, plan.depth, source
     )
-    codes = rows.map_rows(encode_block, schema, cuts, dtype=np.int16)
+    codes = rows.map_rows(
+        encode_block, schema, cuts, dtype=np.int16, width=schema.n_features
+    )
     leaf_rows = row_source(codes, targets.reshape(-1, 1))
     stats = leaf_rows.block_sum(
         _leaf_counts_block, features, thresholds, plan.outputs, kind
@@ -290,7 +292,11 @@ class _BaseDPForest(PrivateEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         X = table(self, X, reset=False)
         codes = row_source(X).map_rows(
-            encode_block, self.schema_, self.bin_thresholds_, dtype=np.int16
+            encode_block,
+            self.schema_,
+            self.bin_thresholds_,
+            dtype=np.int16,
+            width=self.n_features_in_,
         )
         if is_dask_collection(codes):
             codes = codes.compute()

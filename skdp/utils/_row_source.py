@@ -183,12 +183,19 @@ class RowSource:
         with one_blas_thread():
             return [_call_on_block(func, X, y, args) for X, y in self._blocks()]
 
-    def map_rows(self, func: Callable[..., Any], *args: Any, dtype=np.float64):
-        """``func(X_block, y_block, *args)`` per block, one value per row.
+    def map_rows(
+        self,
+        func: Callable[..., Any],
+        *args: Any,
+        dtype=np.float64,
+        width: int | None = None,
+    ):
+        """``func(X_block, y_block, *args)`` per block, one result per row.
 
-        The blocks' 1-D results joined in row order: a NumPy array here, a
-        lazy dask array (computed when the caller asks) on dask, so per-row
-        results never gather in the client unasked. The lazy blocks run
+        The blocks' results (1-D, or 2-D with ``width`` columns) joined in
+        row order: a NumPy array here, a lazy dask array (computed when the
+        caller asks; ``persist`` it to keep it on the workers) on dask, so
+        per-row results never gather in the client unasked. The lazy blocks run
         whenever the caller computes them, outside :func:`one_blas_thread`:
         ``func`` should not rely on BLAS for results that must agree.
         """
@@ -199,17 +206,6 @@ class RowSource:
     def rows(self):
         """All of ``X`` (and ``y``) in this process: in-memory sources only."""
         return self.X, self.y
-
-    def map_rows(self, func: Callable[..., Any], *args: Any, dtype=None):
-        """``func(X_block, None, *args)`` for every block, stacked by rows.
-
-        Returns an array of the same backend as the source (a NumPy array in
-        memory, a dask array with the canonical blocks on dask) holding one
-        result row per input row: a per-row transformation (binning, the
-        rows' current scores) that stays where the rows are.
-        """
-        parts = [_call_on_block(func, X, None, args) for X, _ in self._blocks()]
-        return np.concatenate(parts)
 
 
 class DaskRowSource(RowSource):
@@ -264,34 +260,26 @@ class DaskRowSource(RowSource):
         with one_blas_thread():
             return list(dask.compute(*parts))
 
-    def map_rows(self, func: Callable[..., Any], *args: Any, dtype=np.float64):
+    def map_rows(
+        self,
+        func: Callable[..., Any],
+        *args: Any,
+        dtype=np.float64,
+        width: int | None = None,
+    ):
         import dask
         import dask.array as da
 
         call = dask.delayed(_call_on_block, pure=True)
         sizes = self.X.chunks[0]
+        trailing = () if width is None else (int(width),)
         parts = [
-            da.from_delayed(call(func, x, y, args), shape=(size,), dtype=dtype)
+            da.from_delayed(
+                call(func, x, y, args), shape=(size, *trailing), dtype=dtype
+            )
             for (x, y), size in zip(self._delayed_blocks(), sizes, strict=True)
         ]
         return da.concatenate(parts).astype(dtype)
-
-    def map_rows(self, func: Callable[..., Any], *args: Any, dtype=None):
-        out_dtype = np.dtype(dtype) if dtype is not None else self.X.dtype
-        probe = _call_on_block(
-            func, np.zeros((0,) + self.X.shape[1:], self.X.dtype), None, args
-        )
-        kwargs = {"drop_axis": 1} if probe.ndim == 1 and self.X.ndim == 2 else {}
-        out = self.X.map_blocks(
-            _call_on_block_pair,
-            func,
-            None,
-            args,
-            dtype=out_dtype,
-            meta=np.zeros((0,) * probe.ndim, out_dtype),
-            **kwargs,
-        )
-        return out.persist()
 
     def rows(self):
         raise TypeError(
@@ -332,10 +320,6 @@ def _call_on_block(func, X, y, args):
     if y is not None and not sp.issparse(y):
         y = np.ascontiguousarray(y)
     return func(X, y, *args)
-
-
-def _call_on_block_pair(X, func, y, args):
-    return _call_on_block(func, X, y, args)
 
 
 def row_source(X, y=None, *, block_rows: int | None = None) -> RowSource:
