@@ -45,7 +45,7 @@ from ._domain import encode_columns, is_missing
 __all__ = ["DaskCodes", "dask_schema", "maximal_cliques"]
 
 #: Cells of the maximal cliques counted in one pass (the in-memory fit keeps
-#: as many, ``_mwem._KEPT_CELLS``). Each block's counts are this many
+#: as many, ``_loop._KEPT_CELLS``). Each block's counts are this many
 #: float64 (256 MiB at the cap).
 MAX_COUNTED_CELLS = 2**25
 #: Bytes of partial counts one task of the tree sum may hold: its fan-in is
@@ -233,7 +233,7 @@ class DaskCodes:
 
     Holds the collection, its domains and its (public) shape; validates the
     values on construction (before the charge) and counts marginals with
-    :meth:`count` (after it). :func:`~skdp.synthesis._mwem.run_mwem` reads
+    :meth:`count` (after it). :func:`~skdp.synthesis._loop.run_mwem` reads
     it through ``shape`` and :meth:`counts` only.
     """
 

@@ -36,17 +36,10 @@ from ._domain import (
     encode_columns,
     undeclared_domains,
 )
+from ._loop import run_mwem, workload_weights
 from ._models import DenseModel
-from ._mwem import (
-    RoundSettings,
-    base_clique,
-    coarse_views,
-    plan_measurement,
-    plan_privacy,
-    run_mwem,
-    view_cells,
-    workload_weights,
-)
+from ._plan import RoundSettings, plan_measurement, plan_privacy
+from ._views import base_clique, coarse_views, view_cells
 
 if TYPE_CHECKING:
     import pandas as pd

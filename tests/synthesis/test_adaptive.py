@@ -14,18 +14,15 @@ from skdp.accounting import (
     RDPAccountant,
     ZCDPEvent,
 )
-from skdp.synthesis import _mwem
-from skdp.synthesis._mwem import (
-    RoundSchedule,
+from skdp.synthesis import _loop
+from skdp.synthesis._loop import _counts, _measure, run_mwem, workload_weights
+from skdp.synthesis._plan import (
     RoundSettings,
-    _counts,
     _expected_abs_noise,
-    _measure,
     plan_measurement,
     plan_privacy,
-    run_mwem,
-    workload_weights,
 )
+from skdp.synthesis._schedule import RoundSchedule
 from skdp.utils import check_random_source
 
 
@@ -182,13 +179,13 @@ def test_weighted_score_sensitivity_under_replace_one():
 
 def test_selection_uses_the_largest_weight_as_sensitivity(monkeypatch):
     calls = []
-    real = _mwem.exponential_mechanism
+    real = _loop.exponential_mechanism
 
     def spy(scores, sensitivity, epsilon, **kwargs):
         calls.append((sensitivity, epsilon))
         return real(scores, sensitivity, epsilon, **kwargs)
 
-    monkeypatch.setattr(_mwem, "exponential_mechanism", spy)
+    monkeypatch.setattr(_loop, "exponential_mechanism", spy)
     plan = plan_privacy(1.0, 1e-9, "gaussian", 4, 6, RDPAccountant(), "adaptive")
     candidates = [(0,), (1,), (2,), (3,), (0, 1), (2, 3), (0, 1, 3)]
     weights = workload_weights([(0, 1, 3), (2, 3)], candidates)

@@ -14,8 +14,9 @@ from skdp.accounting import (
     PureDPEvent,
     RDPAccountant,
 )
-from skdp.synthesis import _mwem
-from skdp.synthesis._mwem import _counts, _measure, plan_measurement, plan_privacy
+from skdp.synthesis import _loop
+from skdp.synthesis._loop import _counts, _measure
+from skdp.synthesis._plan import plan_measurement, plan_privacy
 from skdp.utils import check_random_source
 
 
@@ -88,7 +89,7 @@ def test_measurement_noise_has_the_planned_scale(noise):
 
 def test_mechanisms_get_the_planned_epsilon_and_sensitivity(monkeypatch):
     calls = {"select": [], "measure": []}
-    real_select, real_measure = _mwem.exponential_mechanism, _mwem.add_noise
+    real_select, real_measure = _loop.exponential_mechanism, _loop.add_noise
 
     def select(scores, sensitivity, epsilon, **kwargs):
         calls["select"].append((sensitivity, epsilon))
@@ -98,8 +99,8 @@ def test_mechanisms_get_the_planned_epsilon_and_sensitivity(monkeypatch):
         calls["measure"].append((noise_plan.sensitivity, noise_plan.event))
         return real_measure(noise_plan, value, source)
 
-    monkeypatch.setattr(_mwem, "exponential_mechanism", select)
-    monkeypatch.setattr(_mwem, "add_noise", measure)
+    monkeypatch.setattr(_loop, "exponential_mechanism", select)
+    monkeypatch.setattr(_loop, "add_noise", measure)
     X = np.random.default_rng(0).integers(0, 3, size=(200, 3))
     # The fixed schedule: every round at the same planned settings (the
     # adaptive one is tested in test_adaptive.py).
