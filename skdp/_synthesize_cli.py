@@ -637,32 +637,29 @@ def _check_whole_numbers_fit(columns):
 
 
 def _column_domains(domains, n_bins):
-    """The synthesizer's :class:`~skdp.synthesis._domain.ColumnDomain` of each.
+    """The synthesizer's :class:`~skdp.synthesis._schema.ColumnDomain` of each.
 
-    Built by the synthesizer's own :func:`build_domains` from the resolved
-    lists and ranges (so it never reads data here): categories in the given
-    order, ``n_bins`` equal-width bins over a range, and whole-number
-    columns decoded as rounded values within ``ceil(LOW)..floor(HIGH)``.
-    A range read from the data that cannot be binned is refused without
-    showing it (it is private); a declared one is shown.
+    Built by the synthesizers' schema from the resolved lists and ranges (so
+    it never reads data here): categories in the given order, ``n_bins``
+    equal-width bins over a range, and whole-number columns decoded as
+    rounded values within ``ceil(LOW)..floor(HIGH)``. A range read from the
+    data that cannot be binned is refused without showing it (it is
+    private); a declared one is shown.
     """
-    from .synthesis._domain import build_domains
+    from .synthesis._schema import ColumnDomain, binned_domain, check_categories
 
     built = []
     for domain in domains:
+        name = domain.name
         try:
-            (column_domain,) = build_domains(
-                [np.empty(0)],
-                [domain.name],
-                categories=None
-                if domain.categories is None
-                else {domain.name: domain.categories},
-                bounds=None
-                if domain.bounds is None
-                else {domain.name: tuple(domain.bounds[:2])},
-                n_bins=n_bins,
-                pandas_dtypes=[np.dtype(np.int64) if domain.integer else None],
-            )
+            if domain.categories is not None:
+                what = f"categories of column {name!r}"
+                categories = check_categories(domain.categories, what)
+                column_domain = ColumnDomain(name, categories=categories)
+            else:
+                low, high = (float(b) for b in domain.bounds[:2])
+                dtype = np.dtype(np.int64) if domain.integer else None
+                column_domain = binned_domain(name, low, high, n_bins, dtype=dtype)
         except ValueError as error:
             if not domain.read_from_data:
                 raise CommandLineError(str(error)) from None
@@ -943,7 +940,7 @@ def synthesize_csv(
     from .accounting import PrivacyBudget
     from .exceptions import BudgetExceededError
     from .synthesis import PMWSynthesizer
-    from .synthesis._domain import code_dtype
+    from .synthesis._schema import code_dtype
 
     _check_options(
         epsilon=epsilon,

@@ -29,14 +29,6 @@ from ._views import base_clique, reduce_view, view_cells, view_marginal
 __all__ = ["run_mwem", "workload_weights"]
 
 
-def _counts(codes, clique, sizes):
-    if not isinstance(codes, np.ndarray):  # counted elsewhere (dask input)
-        return codes.counts(clique)
-    shape = [sizes[a] for a in clique]
-    flat = np.ravel_multi_index(tuple(codes[:, a] for a in clique), shape)
-    return np.bincount(flat, minlength=math.prod(shape)).reshape(shape).astype(float)
-
-
 def _measure(value_counts, noise_plan, plan, source, n):
     """Noisy fractions and the noise standard deviation (fractions)."""
     noisy = add_noise(noise_plan, value_counts, source)
@@ -67,7 +59,7 @@ def workload_weights(workload, candidates):
 
 
 def run_mwem(
-    codes,
+    data,
     sizes,
     plan,
     source,
@@ -88,8 +80,9 @@ def run_mwem(
 
     Parameters
     ----------
-    codes : ndarray of shape (n, d)
-        Encoded rows.
+    data : DataMarginals
+        The data's marginal counts (:mod:`skdp.synthesis._counting`), the
+        only way the loop reads the rows.
     sizes : tuple of int
         Domain size of each attribute.
     plan : PrivacyPlan
@@ -150,7 +143,7 @@ def run_mwem(
     spent) / 2`` or less than what is left, so ``spent <= total`` always,
     and a fit runs at most ``plan.n_rounds`` rounds.
     """
-    n = codes.shape[0]
+    n = data.n_samples
     model = DenseModel(sizes) if dense else JunctionTreeModel(sizes)
     estimator = _Estimator(model)
     noise_plans = {} if noise_plans is None else noise_plans
@@ -175,7 +168,7 @@ def run_mwem(
     settings = first
     initial = [(a,) for a in range(plan.n_init)] if initial is None else initial
     for clique in initial:
-        counts = _counts(codes, clique, sizes)
+        counts = data.counts(clique)
         noise_plan = noise_for(settings, counts.size)
         value, sigma = _measure(counts, noise_plan, settings, source, n)
         estimator.add_marginal(clique, value.reshape(counts.shape), sigma)
@@ -184,10 +177,10 @@ def run_mwem(
         estimator.run(round_iter)
 
     if queries is not None:
-        histogram = _counts(codes, tuple(range(len(sizes))), sizes).ravel() / n
+        histogram = data.counts(tuple(range(len(sizes)))).ravel() / n
         true_answers = queries @ histogram
     else:
-        true_marginals = _TrueMarginals(codes, sizes, candidates)
+        true_marginals = _TrueMarginals(data, sizes, candidates)
 
     selected = []
     while not schedule.done:
@@ -259,13 +252,14 @@ class _TrueMarginals:
     """The data's marginals of the candidates, as fractions, kept or recomputed.
 
     Up to ``_KEPT_CELLS`` cells in all they are computed once; beyond, each
-    is counted again when asked for (more time, bounded memory). The last
+    is read again from the data's counts when asked for (more time, bounded
+    memory). The last
     clique's counts are kept, so that a coarse view, which follows its clique
     among the candidates, is reduced from them instead of counted again.
     """
 
-    def __init__(self, codes, sizes, candidates):
-        self.codes, self.sizes = codes, sizes
+    def __init__(self, data, sizes, candidates):
+        self.data, self.sizes = data, sizes
         self._last = (None, None)
         total = sum(view_cells(c, sizes) for c in candidates)
         self.kept = (
@@ -275,8 +269,8 @@ class _TrueMarginals:
     def _count(self, view):
         clique = base_clique(view)
         if clique != self._last[0]:
-            self._last = (clique, _counts(self.codes, clique, self.sizes))
-        return reduce_view(self._last[1], view) / self.codes.shape[0]
+            self._last = (clique, self.data.counts(clique))
+        return reduce_view(self._last[1], view) / self.data.n_samples
 
     def __getitem__(self, clique):
         if self.kept is not None:
