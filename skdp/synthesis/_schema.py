@@ -694,9 +694,9 @@ class ColumnSummary:
     unlisted : bool
         A value outside the declared categories (checked when refused).
     low, high : float
-        Smallest and largest number seen (numeric columns).
+        Smallest and largest finite number seen (numeric columns).
     n_numbers : int
-        Numbers seen (numeric columns).
+        Numbers seen, finite or not (numeric columns).
     distinct : set or None
         Distinct values seen (categorical columns read from the data);
         ``None`` once more than the cap were seen.
@@ -727,11 +727,11 @@ class ColumnSummary:
             self.not_number = True
             self.not_number_type = self.not_number_type or str(error)
             return
+        self.n_numbers += numbers.size
         finite = np.isfinite(numbers)
         if not finite.all():
             self.infinite = True
             numbers = numbers[finite]
-        self.n_numbers += numbers.size
         if numbers.size:
             self.low = min(self.low, float(numbers.min()))
             self.high = max(self.high, float(numbers.max()))
