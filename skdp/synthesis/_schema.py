@@ -331,9 +331,23 @@ def is_missing(values) -> np.ndarray:
         return np.zeros(values.shape, dtype=bool)
     if values.dtype.kind in "mM":
         return np.isnat(values)
+    flat = values.ravel()
+    if not any(map(_may_be_missing, set(map(type, flat)))):
+        # Objects of types that are never missing (text, integers): one
+        # look at their types instead of one at each value.
+        return np.zeros(values.shape, dtype=bool)
     return np.fromiter(
-        (_missing_scalar(v) for v in values.ravel()), dtype=bool, count=values.size
+        (_missing_scalar(v) for v in flat), dtype=bool, count=values.size
     ).reshape(values.shape)
+
+
+def _may_be_missing(kind) -> bool:
+    """Whether a value of type ``kind`` may be missing (:func:`_missing_scalar`)."""
+    return (
+        kind is type(None)
+        or issubclass(kind, float | np.floating)
+        or kind.__name__ in ("NAType", "NaTType")
+    )
 
 
 # -- the public parameters, column by column ------------------------------------
@@ -787,6 +801,20 @@ class ColumnSummary:
         )
 
 
+def _column(block, j, dtype):
+    """Column ``j`` of a block of rows, in its column's dtype when it has one.
+
+    A DataFrame's block holds objects when its columns' dtypes differ
+    (``to_numpy`` boxes each value); a column whose dtype is a plain numpy
+    number or boolean gets it back (exactly: the values came from it), so
+    that it is checked and encoded without a Python loop.
+    """
+    values = block[:, j]
+    if values.dtype == object and isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+        return values.astype(dtype)
+    return values
+
+
 def inspect_block(block, _, specs, cap=MAX_DATA_CATEGORIES) -> list[ColumnSummary]:
     """The :class:`ColumnSummary` of each column of a block of rows.
 
@@ -795,7 +823,7 @@ def inspect_block(block, _, specs, cap=MAX_DATA_CATEGORIES) -> list[ColumnSummar
     """
     summaries = []
     for j, spec in enumerate(specs):
-        values = block[:, j]
+        values = _column(block, j, spec.dtype)
         summary = ColumnSummary()
         summaries.append(summary)
         if not spec.needs_values:
@@ -1074,7 +1102,7 @@ def encode_rows(block, domains) -> np.ndarray:
     """
     codes = np.empty((block.shape[0], len(domains)), dtype=code_dtype(domains))
     for j, domain in enumerate(domains):
-        codes[:, j] = domain.encode(block[:, j])
+        codes[:, j] = domain.encode(_column(block, j, domain.dtype))
     return codes
 
 

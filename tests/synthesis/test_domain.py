@@ -128,3 +128,31 @@ def test_codes_take_the_narrowest_unsigned_type():
     assert codes[:, 1].tolist() == [0] * 5 + [1] * 5
     wide = ColumnDomain("y", edges=np.linspace(0, 1, 1001))
     assert encode_rows(x[:, None], [wide]).dtype == np.uint16
+
+
+def test_missing_values_are_found_among_objects_of_any_type():
+    from skdp.synthesis._schema import is_missing
+
+    assert not is_missing(np.array(["a", 1, (2, 3)], dtype=object)).any()
+    values = np.array(["a", None, np.float64("nan"), 2.5, 3], dtype=object)
+    assert is_missing(values).tolist() == [False, True, True, False, False]
+    pd = pytest.importorskip("pandas")
+    assert is_missing(np.array([pd.NA, pd.NaT, "x"], dtype=object)).tolist() == [
+        True,
+        True,
+        False,
+    ]
+
+
+def test_object_blocks_of_a_frame_are_encoded_in_their_columns_dtypes():
+    # A mixed DataFrame's blocks are objects; a column of a plain numpy
+    # dtype is read back in it (same codes as its own array).
+    frame_block = np.array([[1.5, "u"], [2.5, "v"], [np.nan, "u"]], dtype=object)
+    domains = [
+        ColumnDomain(
+            "x", edges=np.linspace(0, 3, 4), dtype=np.dtype(float), missing=True
+        ),
+        ColumnDomain("c", categories=("u", "v")),
+    ]
+    codes = encode_rows(frame_block, domains)
+    assert codes.tolist() == [[1, 0], [2, 1], [3, 0]]
