@@ -154,7 +154,8 @@ class PMWSynthesizer(
         dtype's categories are used when not given here. Values outside the
         declared categories are counted in the first category (missing
         values are not such values: see ``missing_values``). Non-numeric
-        columns without declared categories take them from the data, with a
+        columns without declared categories take them from the data (in
+        their natural order: numbers by value, text alphabetically), with a
         :class:`~skdp.exceptions.PrivacyLeakWarning`.
     n_bins : int, default=10
         Bins of each numeric column.

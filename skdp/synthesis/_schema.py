@@ -568,17 +568,15 @@ class ColumnSpec:
     plain_integers: bool = False
 
     @classmethod
-    def of(cls, domain, unknown="first", plain_integers=False):
-        """The spec of a known domain (to check new rows against it)."""
+    def of(cls, domain):
+        """The spec of a fitted domain (to check new rows against it)."""
         return cls(
             domain.name,
             domain,
-            domain.categories is None,
-            domain.dtype,
-            domain.missing,
-            unknown,
-            domain.pandas_categorical,
-            plain_integers,
+            numeric=domain.categories is None,
+            dtype=domain.dtype,
+            missing=domain.missing,
+            hashable=domain.pandas_categorical,
         )
 
     @property

@@ -149,6 +149,9 @@ class RowSource:
         The rows are in a dask collection (workers compute the blocks).
     is_sparse : bool
         Blocks are CSR matrices.
+    is_frame : bool
+        ``X`` is an in-memory pandas DataFrame (blocks: ``to_numpy()`` of
+        its rows).
     dtype : numpy.dtype
         Of ``X`` (of ``X.to_numpy()`` for a DataFrame).
     """
