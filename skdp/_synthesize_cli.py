@@ -16,6 +16,11 @@ data, to encode the other columns. The synthesizer is fitted on the cells'
 integer codes (one byte a cell for domains of at most 256 values or bins),
 and the synthetic rows are sampled, decoded and written a chunk at a time.
 
+Each column's summary, the lists and ranges read from the data, the
+encoding of cells and the decoding of codes are the synthesizers' own
+schema (:mod:`skdp.synthesis._schema`); what is specific to a CSV file
+(which columns hold numbers, empty cells, the text of a cell) is here.
+
 The command releases nothing but the noise: every problem with the file or
 the options is found before ``PMWSynthesizer.fit`` charges the budget, and
 what leaves the run after it (the file, its format, messages) depends on
@@ -41,7 +46,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .utils import warn_data_derived
+from .synthesis._schema import (
+    ColumnDomain,
+    ColumnSummary,
+    binned_domain,
+    check_categories,
+    code_dtype,
+    infer_bounds,
+    infer_categories,
+    warn_read_from_data,
+)
 
 __all__ = [
     "Bounds",
@@ -330,9 +344,10 @@ def _parse_numbers(cells):
 class _Column:
     """One column: what the options say of it, then what the first pass saw.
 
-    The pass keeps a bounded summary per column, never the values: for a
-    numeric column its smallest and largest value and whether any cell was
-    empty or not finite; for a column that may hold text, its distinct
+    The pass keeps the synthesizers' bounded summary of the column
+    (:class:`~skdp.synthesis._schema.ColumnSummary`), never the values: for
+    a numeric column its smallest and largest value and whether any cell
+    was empty or not finite; for a column that may hold text, its distinct
     values up to ``max_categories + 1``; for a declared list, whether a
     value is missing from it. A column whose domain the options give
     (``--categories``, or ``--bounds``) is also encoded in that pass.
@@ -352,26 +367,20 @@ class _Column:
         else:
             self.role = "auto"
         self.cap = cap
-        self.distinct = set()  # values seen, while at most cap
-        self.too_many = False
-        self.unlisted = False  # a value missing from the declared list
-        self.text = False
-        self.numbers = 0
-        self.empty = False
-        self.not_finite = False
-        self.low, self.high = math.inf, -math.inf
+        # Empty cells of a numeric column are its missing values.
+        self.summary = ColumnSummary()
+        self.text = False  # a cell is not a number
         self.domain = None  # its ColumnDomain, when the options give it
 
     def observe(self, cells, codes):
         """Update the summary with a chunk of cells; encode them if declared."""
+        summary = self.summary
         if self.role == "categorical" and self.categories is not None:
-            self.unlisted = self.unlisted or not self._listed.issuperset(cells)
-            codes[:] = self.domain.encode(cells)
+            listed = summary.observe_listed(cells, self.domain, refuse_unknown=True)
+            codes[:] = np.maximum(listed, 0)  # an unlisted value is refused
             return
-        if self.role != "numeric" and not self.too_many:
-            self.distinct.update(cells)
-            if len(self.distinct) > self.cap:
-                self.too_many, self.distinct = True, set()
+        if self.role != "numeric":
+            summary.observe_distinct(cells, self.cap)
         if self.role == "categorical" or self.text:
             return
         numbers, empty = _parse_numbers(cells)
@@ -379,31 +388,18 @@ class _Column:
             self.text = True
             return
         if empty is not None:
-            self.empty = True
+            summary.missing = True
             numbers = numbers[~empty]
-        self.numbers += numbers.size
-        if numbers.size and not np.all(np.isfinite(numbers)):
-            self.not_finite = True
-        elif self.domain is not None:
-            if empty is None:  # else refused after the pass
-                codes[:] = self.domain.encode(numbers)
-        elif numbers.size:
-            self.low = min(self.low, float(numbers.min()))
-            self.high = max(self.high, float(numbers.max()))
-
-    @property
-    def _listed(self):
-        listed = getattr(self, "_listed_set", None)
-        if listed is None:
-            listed = self._listed_set = set(self.categories)
-        return listed
+        summary.observe_numbers(numbers)
+        if self.domain is not None and empty is None and np.isfinite(numbers).all():
+            codes[:] = self.domain.encode(numbers)  # else refused after the pass
 
     @property
     def is_text(self):
         """Text: a cell is not a number, or every cell is empty."""
         if self.role == "categorical":
             return True
-        return self.text or self.numbers == 0
+        return self.text or self.summary.n_numbers == 0
 
 
 def _columns(header, *, categorical, categories, bounds, integer, max_categories):
@@ -529,13 +525,13 @@ def _domains(columns, *, strict):
             if column.categories is None:
                 missing.append(f"--categories {name}=...")
             continue
-        if column.empty:
+        if column.summary.missing:
             raise CommandLineError(
                 f"column {name!r} has empty cells in a numeric column; the "
                 "synthesizer does not take missing values: fill them or declare "
                 f"the column categorical with --categories {name}=...,"
             )
-        if column.not_finite:
+        if column.summary.infinite:
             raise CommandLineError(
                 f"column {name!r} holds numbers and also cells that are not "
                 "finite numbers (nan, inf, or beyond the floating-point range); "
@@ -553,7 +549,8 @@ def _domains(columns, *, strict):
         # with many of them the synthetic rows would copy values that only
         # a few people have. Only the comparison with the public cap is
         # data-dependent, and it is reported before any budget is spent.
-        if column.is_text and column.categories is None and column.too_many:
+        too_many = column.summary.distinct is None
+        if column.is_text and column.categories is None and too_many:
             name = column.name
             raise CommandLineError(
                 f"column {name!r} has more than {column.cap} distinct "
@@ -565,7 +562,7 @@ def _domains(columns, *, strict):
                 "--max-categories N raises the limit"
             )
     for column in columns:
-        if column.unlisted:
+        if column.summary.unlisted:
             # Neither the values nor their number: both are private.
             raise CommandLineError(
                 f"column {column.name!r} holds values that --categories does not "
@@ -575,17 +572,13 @@ def _domains(columns, *, strict):
 
 
 def _read_from_data(domain, column):
-    """The domain, with a list or range not given taken from the summary."""
+    """The domain, with a list or range not given read from the summary by
+    the synthesizers' inference."""
     if domain.categories is None and domain.bounds is None:
         if column.is_text:
-            return domain._replace(
-                categories=sorted(column.distinct), read_from_data=True
-            )
-        low, high = column.low, column.high
-        if domain.integer:
-            low, high = math.floor(low), math.ceil(high)
-        if not high > low:
-            low, high = low - 0.5, high + 0.5
+            categories = list(infer_categories(column.summary))
+            return domain._replace(categories=categories, read_from_data=True)
+        low, high = infer_bounds(column.summary, integer=domain.integer)
         return domain._replace(bounds=Bounds(low, high, False), read_from_data=True)
     return domain
 
@@ -597,19 +590,13 @@ def _warn_read_from_data(domains):
             continue
         name = domain.name
         if domain.categories is not None:
-            warn_data_derived(
-                f"--categories {name}=...",
-                "which values occur in that column",
-                f"pass --categories {name}=A,B,... with the public list",
-                stacklevel=3,
-            )
+            what = f"--categories {name}=..."
+            fix = f"pass --categories {name}=A,B,... with the public list"
+            warn_read_from_data("categories", what, fix, stacklevel=4)
         else:
-            warn_data_derived(
-                f"--bounds {name}=LOW:HIGH",
-                "the smallest and largest value of that column",
-                f"pass --bounds {name}=LOW:HIGH from public knowledge",
-                stacklevel=3,
-            )
+            what = f"--bounds {name}=LOW:HIGH"
+            fix = f"pass --bounds {name}=LOW:HIGH from public knowledge"
+            warn_read_from_data("bounds", what, fix, stacklevel=4)
 
 
 def _writes_whole_numbers(integer, bounds):
@@ -637,32 +624,27 @@ def _check_whole_numbers_fit(columns):
 
 
 def _column_domains(domains, n_bins):
-    """The synthesizer's :class:`~skdp.synthesis._domain.ColumnDomain` of each.
+    """The synthesizer's :class:`~skdp.synthesis._schema.ColumnDomain` of each.
 
-    Built by the synthesizer's own :func:`build_domains` from the resolved
-    lists and ranges (so it never reads data here): categories in the given
-    order, ``n_bins`` equal-width bins over a range, and whole-number
-    columns decoded as rounded values within ``ceil(LOW)..floor(HIGH)``.
-    A range read from the data that cannot be binned is refused without
-    showing it (it is private); a declared one is shown.
+    Built by the synthesizers' schema from the resolved lists and ranges (so
+    it never reads data here): categories in the given order, ``n_bins``
+    equal-width bins over a range, and whole-number columns decoded as
+    rounded values within ``ceil(LOW)..floor(HIGH)``. A range read from the
+    data that cannot be binned is refused without showing it (it is
+    private); a declared one is shown.
     """
-    from .synthesis._domain import build_domains
-
     built = []
     for domain in domains:
+        name = domain.name
         try:
-            (column_domain,) = build_domains(
-                [np.empty(0)],
-                [domain.name],
-                categories=None
-                if domain.categories is None
-                else {domain.name: domain.categories},
-                bounds=None
-                if domain.bounds is None
-                else {domain.name: tuple(domain.bounds[:2])},
-                n_bins=n_bins,
-                pandas_dtypes=[np.dtype(np.int64) if domain.integer else None],
-            )
+            if domain.categories is not None:
+                what = f"categories of column {name!r}"
+                categories = check_categories(domain.categories, what)
+                column_domain = ColumnDomain(name, categories=categories)
+            else:
+                low, high = (float(b) for b in domain.bounds[:2])
+                dtype = np.dtype(np.int64) if domain.integer else None
+                column_domain = binned_domain(name, low, high, n_bins, dtype=dtype)
         except ValueError as error:
             if not domain.read_from_data:
                 raise CommandLineError(str(error)) from None
@@ -673,6 +655,22 @@ def _column_domains(domains, n_bins):
             ) from None
         built.append(column_domain)
     return built
+
+
+def _file_schema(csv_file, columns, n_bins, *, strict, progress=None):
+    """The first pass and every column's domain.
+
+    Returns ``(codes, domains, column_domains)``: the first pass's codes
+    (of the columns the options declare), each column's resolved
+    :class:`_Domain` and its :class:`~skdp.synthesis._schema.ColumnDomain`.
+    """
+    dtype = _declare_domains(columns, n_bins)
+    codes = _scan(csv_file, columns, dtype)
+    rows = f"{len(codes):,} rows, {len(columns)} columns"
+    _say(progress, f"read {csv_file.path}: {rows}")
+    domains = _domains(columns, strict=strict)
+    read = iter(_column_domains([d for d in domains if d.read_from_data], n_bins))
+    return codes, domains, [column.domain or next(read) for column in columns]
 
 
 # -- encoding ----------------------------------------------------------------
@@ -686,11 +684,6 @@ def _encode_file(csv_file, codes, column_domains, columns):
     todo = [j for j, column in enumerate(columns) if column.domain is None]
     if not todo:
         return
-    listed = {
-        j: set(column_domains[j].categories)
-        for j in todo
-        if column_domains[j].categories is not None
-    }
     n_rows, row = len(codes), 0
     for _, cells in csv_file.chunks():
         stop = row + len(cells[0])
@@ -698,10 +691,11 @@ def _encode_file(csv_file, codes, column_domains, columns):
             raise _changed(csv_file)
         for j in todo:
             domain, column_cells = column_domains[j], cells[j]
-            if j in listed:
-                if not listed[j].issuperset(column_cells):
+            if domain.categories is not None:
+                column_codes = domain.encode(column_cells, unknown=-1)
+                if (column_codes < 0).any():  # a value the first pass did not see
                     raise _changed(csv_file)
-                codes[row:stop, j] = domain.encode(column_cells)
+                codes[row:stop, j] = column_codes
                 continue
             numbers, empty = _parse_numbers(column_cells)
             if numbers is None or empty is not None or not np.isfinite(numbers).all():
@@ -943,7 +937,6 @@ def synthesize_csv(
     from .accounting import PrivacyBudget
     from .exceptions import BudgetExceededError
     from .synthesis import PMWSynthesizer
-    from .synthesis._domain import code_dtype
 
     _check_options(
         epsilon=epsilon,
@@ -968,13 +961,10 @@ def synthesize_csv(
     _check_whole_numbers_fit(columns)
     defaults = PMWSynthesizer().get_params()
     n_bins = defaults["n_bins"] if n_bins is None else n_bins
-    dtype = _declare_domains(columns, n_bins)
-    codes = _scan(csv_file, columns, dtype)
+    codes, domains, column_domains = _file_schema(
+        csv_file, columns, n_bins, strict=strict, progress=progress
+    )
     n_rows = len(codes)
-    _say(progress, f"read {source}: {n_rows:,} rows, {len(header)} columns")
-    domains = _domains(columns, strict=strict)
-    read = iter(_column_domains([d for d in domains if d.read_from_data], n_bins))
-    column_domains = [c.domain or next(read) for c in columns]
     _check_marginal_size(column_domains)
     if code_dtype(column_domains).itemsize > codes.dtype.itemsize:
         codes = codes.astype(code_dtype(column_domains))  # a longer list read

@@ -8,10 +8,10 @@ table with the real one (reading the real data: for evaluation only).
 """
 
 from ._evaluation import marginal_errors
-from ._mwem import CoarseMarginal
 from ._online import OnlinePMW
 from ._pmw import PMWSynthesizer
 from ._supervised import SyntheticDataClassifier
+from ._views import CoarseMarginal
 
 __all__ = [
     "CoarseMarginal",

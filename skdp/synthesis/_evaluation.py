@@ -10,7 +10,7 @@ from numbers import Integral
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._domain import (
+from ._schema import (
     ColumnDomain,
     TableBounds,
     TableCategories,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import itertools
 import math
 import warnings
 from collections.abc import Callable, Sequence
@@ -20,6 +19,16 @@ from ..base import FitPlan, PrivateEstimatorMixin
 from ..mechanisms import add_noise, plan_laplace
 from ..utils._feasibility import check_memory
 from ..utils._privacy import warn_data_derived
+from ..utils._row_source import row_source
+from ._counting import DataMarginals
+from ._schema import (
+    ColumnDomain,
+    ColumnSpec,
+    SchemaError,
+    check_categories,
+    inspect_rows,
+    resolve_domains,
+)
 
 if TYPE_CHECKING:
     from .._typing import Self
@@ -52,13 +61,6 @@ _CLOSED_MESSAGE = (
 )
 
 
-def _plain(values) -> list:
-    """Python scalars, so that numpy and Python values hash alike."""
-    if isinstance(values, np.ndarray) and values.dtype != object:
-        return values.tolist()  # Python scalars already
-    return [v.item() if isinstance(v, np.generic) else v for v in values]
-
-
 def _projection_step(p: np.ndarray, q: np.ndarray, target: float) -> float:
     """The step eta with q . (p exp(eta q)) / Z = target: a KL projection.
 
@@ -86,13 +88,6 @@ def _projection_step(p: np.ndarray, q: np.ndarray, target: float) -> float:
         if high - low <= _PROJECTION_TOLERANCE:
             break
     return eta
-
-
-def _sorted_values(values) -> tuple:
-    try:
-        return tuple(sorted(values))
-    except TypeError:
-        return tuple(sorted(values, key=repr))
 
 
 class OnlinePMW(PrivateEstimatorMixin):
@@ -123,11 +118,14 @@ class OnlinePMW(PrivateEstimatorMixin):
         The public values of each column, in order: the universe is their
         Cartesian product, enumerated row-major (the last column varies
         fastest), each column in the order given here. A row with a value
-        outside its column's list is refused by :meth:`fit` (``ValueError``,
-        nothing charged). ``None`` reads each column's distinct values from
-        the data, with a :class:`~skdp.exceptions.PrivacyLeakWarning`: which
-        values occur is then released by the universe. At most ``2**22``
-        cells.
+        outside its column's list, or a missing value (``None``, NaN), is
+        refused by :meth:`fit` (``ValueError``, nothing charged). ``None``
+        reads each column's distinct values from the data, in their natural
+        order (numbers by value, text alphabetically), with a
+        :class:`~skdp.exceptions.PrivacyLeakWarning`: which values occur is
+        then released by the universe. The columns are read, checked and
+        counted by the synthesizers' schema
+        (:mod:`skdp.synthesis._schema`). At most ``2**22`` cells.
     epsilon : float, default=1.0
         Privacy budget of the whole interaction, > 0 (pure epsilon-DP).
     max_updates : int, default=10
@@ -454,11 +452,9 @@ class OnlinePMW(PrivateEstimatorMixin):
         self._validate_params()
         return self._fit_private(X, y)
 
-    def _columns(self, X):
-        if hasattr(X, "columns") and hasattr(X, "iloc"):  # a DataFrame
-            columns = [np.asarray(X.iloc[:, j]) for j in range(X.shape[1])]
-            shape = X.shape
-        else:
+    def _rows(self, X):
+        """The rows of ``X`` (an array or a DataFrame), shape checked."""
+        if not (hasattr(X, "columns") and hasattr(X, "iloc")):  # not a DataFrame
             if hasattr(X, "toarray") or hasattr(X, "tocsr"):
                 raise TypeError("OnlinePMW needs dense rows, not a sparse matrix.")
             X = np.asarray(X)
@@ -467,81 +463,91 @@ class OnlinePMW(PrivateEstimatorMixin):
                     f"X must be 2-D (n_samples, n_columns), got shape {X.shape}; "
                     "reshape a single column with X.reshape(-1, 1)."
                 )
-            columns = [X[:, j] for j in range(X.shape[1])]
-            shape = X.shape
-        if shape[0] < 1 or shape[1] < 1:
-            raise ValueError(f"X needs at least one row and one column, got {shape}.")
-        return columns
+        if X.shape[0] < 1 or X.shape[1] < 1:
+            raise ValueError(f"X needs at least one row and one column, got {X.shape}.")
+        return row_source(X)
 
-    def _prepare_fit(self, X, y=None):
-        columns = self._columns(X)
-        n_columns = len(columns)
+    def _specs(self, n_columns):
+        """Each column's spec: declared values (refusing any other), or read."""
         if self.domain is None:
-            domain = []
-            for j, values in enumerate(columns):
-                found = _sorted_values(set(_plain(values)))
-                if len(found) > _MAX_DATA_VALUES:
-                    raise ValueError(
-                        f"Column {j} has no declared domain and more than "
-                        f"{_MAX_DATA_VALUES} distinct values; declare its public "
-                        "values with domain=[...]."
-                    )
-                domain.append(found)
-            warn_data_derived("domain")
-        else:
-            if len(self.domain) != n_columns:
+            return [
+                ColumnSpec(j, None, numeric=False, unknown="error")
+                for j in range(n_columns)
+            ]
+        if len(self.domain) != n_columns:
+            raise ValueError(
+                f"domain has {len(self.domain)} entries but X has {n_columns} "
+                "columns; give one sequence of values per column."
+            )
+        specs = []
+        for j, values in enumerate(self.domain):
+            if isinstance(values, str | bytes) or not hasattr(values, "__iter__"):
                 raise ValueError(
-                    f"domain has {len(self.domain)} entries but X has {n_columns} "
-                    "columns; give one sequence of values per column."
+                    f"domain[{j}] must be a sequence of values, got {values!r}."
                 )
-            domain = []
-            for j, values in enumerate(self.domain):
-                if isinstance(values, str | bytes) or not hasattr(values, "__iter__"):
-                    raise ValueError(
-                        f"domain[{j}] must be a sequence of values, got {values!r}."
-                    )
-                values = tuple(_plain(list(values)))
-                if len(values) == 0 or len(set(values)) != len(values):
-                    raise ValueError(
-                        f"domain[{j}] must be non-empty with distinct values."
-                    )
-                domain.append(values)
-        sizes = tuple(len(values) for values in domain)
-        n_cells = math.prod(sizes)
+            categories = check_categories(values, f"domain[{j}]", missing_hint="")
+            domain = ColumnDomain(j, categories=categories)
+            specs.append(ColumnSpec(j, domain, numeric=False, unknown="error"))
+        return specs
+
+    @staticmethod
+    def _check_universe(domains):
+        n_cells = math.prod(domain.size for domain in domains)
         if n_cells > _MAX_CELLS:
             raise ValueError(
                 f"The universe has {n_cells} cells, more than OnlinePMW's dense "
                 f"distribution holds ({_MAX_CELLS}); use fewer columns or coarser "
                 "domains."
             )
-        check_memory(
-            8.0 * 4 * n_cells,
-            f"OnlinePMW's distribution and histogram ({n_cells} cells)",
-            "use fewer columns or coarser domains",
-        )
-        codes = np.empty((len(columns[0]), n_columns), dtype=np.int64)
-        for j, (values, declared) in enumerate(zip(columns, domain, strict=True)):
-            lookup = {value: code for code, value in enumerate(declared)}
-            plain = _plain(values)
-            column_codes = np.fromiter(
-                map(lookup.get, plain, itertools.repeat(-1, len(plain))),
-                dtype=np.int64,
-                count=len(plain),
+        return n_cells
+
+    def _prepare_fit(self, X, y=None):
+        rows = self._rows(X)
+        specs = self._specs(rows.n_features)
+        if self.domain is not None:  # public: checked before reading the rows
+            self._check_universe([spec.domain for spec in specs])
+        read = []
+        try:
+            domains = resolve_domains(
+                specs,
+                inspect_rows(rows, specs, cap=_MAX_DATA_VALUES),
+                n_bins=1,
+                cap=_MAX_DATA_VALUES,
+                warn=lambda kind, column: read.append(column),
             )
-            if (column_codes < 0).any():
+        except SchemaError as error:
+            j = error.column
+            if error.reason in ("missing", "unlisted"):
                 raise ValueError(
                     f"Column {j} holds values outside its declared domain (or "
                     "missing values); nothing was charged. Every value must be "
-                    "one of domain[{j}]."
-                )
-            codes[:, j] = column_codes
-        cells = np.ravel_multi_index(tuple(codes.T), sizes)
+                    f"one of domain[{j}]."
+                ) from None
+            if error.reason == "too_many":
+                raise ValueError(
+                    f"Column {j} has no declared domain and more than "
+                    f"{_MAX_DATA_VALUES} distinct values; declare its public "
+                    "values with domain=[...]."
+                ) from None
+            raise
+        if read:
+            warn_data_derived("domain")
+        sizes = tuple(domain.size for domain in domains)
+        n_cells = self._check_universe(domains)
+        data = DataMarginals(rows, domains)
+        counting = data.plan([tuple(range(len(sizes)))])
+        check_memory(
+            8.0 * 4 * n_cells + counting.memory,
+            f"OnlinePMW's distribution and histogram ({n_cells} cells)",
+            "use fewer columns or coarser domains",
+        )
         return {
-            "cells": cells,
-            "domain": tuple(domain),
+            "data": data,
+            "counting": counting,
+            "domain": tuple(domain.categories for domain in domains),
             "sizes": sizes,
             "n_cells": n_cells,
-            "n_samples": len(cells),
+            "n_samples": rows.n_samples,
         }
 
     def _plan_fit(self, prepared) -> FitPlan:
@@ -609,7 +615,9 @@ class OnlinePMW(PrivateEstimatorMixin):
     def _run_fit(self, prepared, plan, source) -> None:
         settings = plan.settings
         n_cells = prepared["n_cells"]
-        histogram = np.bincount(prepared["cells"], minlength=n_cells).astype(float)
+        # The one counting pass over the rows (the schema checked them).
+        data = prepared["data"].count(prepared["counting"])
+        histogram = data.counts(tuple(range(len(prepared["sizes"])))).ravel()
         self._histogram = histogram / prepared["n_samples"]
         self._source = source
         self._plans = (settings["nu"], settings["measure"])

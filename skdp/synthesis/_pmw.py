@@ -15,7 +15,6 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from ..accounting._budget import PrivacyBudget
 from ..accounting._events import ComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
-from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
@@ -25,28 +24,24 @@ from ..utils._sklearn_compat import (
     check_is_fitted,
     fit_context,
     fitting_as_step_with_target,
-    validate_data,
 )
-from ._dask_counts import DaskCodes, dask_schema
-from ._domain import (
+from ._counting import DataMarginals
+from ._loop import run_mwem, workload_weights
+from ._models import DenseModel
+from ._plan import RoundSettings, plan_measurement, plan_privacy
+from ._schema import (
+    ColumnSpec,
     MissingValues,
     TableBounds,
     TableCategories,
-    build_domains,
-    encode_columns,
+    declare_columns,
+    decode_rows,
+    inspect_rows,
+    read_table,
+    resolve_domains,
     undeclared_domains,
 )
-from ._models import DenseModel
-from ._mwem import (
-    RoundSettings,
-    base_clique,
-    coarse_views,
-    plan_measurement,
-    plan_privacy,
-    run_mwem,
-    view_cells,
-    workload_weights,
-)
+from ._views import base_clique, coarse_views, view_cells
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,27 +84,6 @@ _PAIRED_WITH_TARGET = (
     "categories=..., classes=...).fit(X, y); to publish a synthetic table, "
     "fit the synthesizer alone, without y: PMWSynthesizer(...).fit_transform(X)."
 )
-
-
-def _is_dataframe(X) -> bool:
-    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
-
-
-def _column_values(series) -> np.ndarray:
-    """A DataFrame column as numpy values; nullable numbers become floats.
-
-    pandas' nullable ``Int64``/``Float64`` columns turn into float arrays
-    with NaN for missing values; ``boolean`` columns into objects with None.
-    """
-    dtype = series.dtype
-    if isinstance(dtype, np.dtype):
-        return series.to_numpy()
-    kind = getattr(dtype, "kind", "O")
-    if getattr(dtype, "name", None) != "category" and kind in "iuf":
-        return series.to_numpy(dtype=float, na_value=np.nan)
-    if kind == "b":
-        return series.to_numpy(dtype=object, na_value=None)
-    return series.to_numpy()
 
 
 class PMWSynthesizer(
@@ -180,7 +154,8 @@ class PMWSynthesizer(
         dtype's categories are used when not given here. Values outside the
         declared categories are counted in the first category (missing
         values are not such values: see ``missing_values``). Non-numeric
-        columns without declared categories take them from the data, with a
+        columns without declared categories take them from the data (in
+        their natural order: numbers by value, text alphabetically), with a
         :class:`~skdp.exceptions.PrivacyLeakWarning`.
     n_bins : int, default=10
         Bins of each numeric column.
@@ -421,17 +396,22 @@ class PMWSynthesizer(
     This is the idea of private-pgm's ``synthetic_data`` (which rounds
     attribute by attribute with the remainder drawn at random).
 
-    **Dask.** ``fit`` accepts a dask array or DataFrame (the ``skdp[dask]``
-    extra) whose every column has a declared domain (``categories``,
-    ``bounds`` or a ``Categorical`` dtype with known categories; domains
-    are never read from dask data). Before the charge, one map-reduce pass
-    checks the values (missing, non-numeric or infinite values are refused
-    as in memory; skipped for plain integer columns); after it, one pass
-    counts every marginal the loop may read (``np.bincount`` per row block,
-    summed in a tree) and the loop, noise included, runs in the client.
-    The guarantee is the one above, and with the same ``random_state`` the
-    model is the in-memory fit's, exactly. The marginals counted must total
-    at most ``2**25`` cells (refused before the charge otherwise).
+    **One data path; dask.** ``fit`` reads the rows of a NumPy array, a
+    pandas DataFrame and a dask array or DataFrame (the ``skdp[dask]``
+    extra) the same way, through blocks of rows: before the charge, one
+    pass checks the values (missing, non-numeric, infinite or unhashable
+    values are refused with the same message whatever holds the rows;
+    skipped for plain integer columns with declared domains); after it, one
+    pass encodes each block and counts every marginal the loop may read
+    (``np.bincount`` per block, exact integer counts added in a tree); the
+    loop, noise included, runs in the client. With the same
+    ``random_state`` the model and the samples are therefore the same in
+    memory and on dask, exactly. On dask every column needs a declared
+    domain (``categories``, ``bounds`` or a ``Categorical`` dtype with
+    known categories; domains are never read from dask data) and the
+    marginals counted must total at most ``2**25`` cells (refused before
+    the charge otherwise); in memory, beyond that, each marginal is counted
+    when the loop asks for it.
 
     ``transform(X)`` returns ``len(X)`` fresh synthetic rows: it reads only
     the number of rows of ``X``, never its values. Because the rows are
@@ -535,44 +515,19 @@ class PMWSynthesizer(
 
     # -- input handling ----------------------------------------------------------
 
-    def _columns(self, X, reset=True):
-        """Validate ``X`` (setting ``n_features_in_``) and split it into columns."""
-        if _is_dataframe(X):
-            validate_data(self, X, skip_check_array=True, reset=reset)
-            if X.shape[0] < 1:
-                raise ValueError(
-                    f"Found array with 0 sample(s) (shape={X.shape}) while a "
-                    "minimum of 1 is required."
-                )
-            if X.shape[1] < 1:
-                raise ValueError(
-                    f"Found array with 0 feature(s) (shape={X.shape}) while a "
-                    "minimum of 1 is required."
-                )
-            names = list(X.columns)
-            dtypes = list(X.dtypes)
-            columns = [_column_values(X.iloc[:, j]) for j in range(X.shape[1])]
-            if any(values.dtype.kind == "c" for values in columns):
-                raise ValueError("Complex data not supported.")
-            return names, columns, dtypes
-        declares_categories = bool(self.categories)
-        if declares_categories:
-            finite = False
-        else:
-            # NaN is a value only where missing_values declares it (checked
-            # column by column when the domains are built).
-            finite = "allow-nan" if self._may_be_missing() else True
-        X = validate_data(
-            self,
-            X,
-            dtype=None if declares_categories else "numeric",
-            ensure_all_finite=finite,
-            reset=reset,
+    def _specs(self, table):
+        """Each column's spec, from the parameters and the table's metadata."""
+        return declare_columns(
+            table.names,
+            table.dtypes,
+            categories=self.categories,
+            bounds=self.bounds,
+            n_bins=self.n_bins,
+            missing_values=self.missing_values,
+            array_kind=table.array_kind,
+            # An array fitted without categories is numbers only.
+            all_numeric=table.dtypes is None and not self.categories,
         )
-        if np.iscomplexobj(X):
-            raise ValueError("Complex data not supported.")
-        names = list(range(X.shape[1]))
-        return names, [X[:, j] for j in range(X.shape[1])], None
 
     def _data_derived_params(self) -> tuple[str, ...]:
         """The parameters a fit reads from the data (see ``undeclared_domains``)."""
@@ -700,22 +655,29 @@ class PMWSynthesizer(
         return self._fit_private(X, y)
 
     def _prepare_fit(self, X, y=None):
-        """Validate and encode ``X``; everything that can fail happens here."""
-        dask_input = is_dask_collection(X)
-        if dask_input:  # metadata only; every domain must be declared
-            names, columns, dtypes, n_samples = dask_schema(self, X)
-        else:
-            names, columns, dtypes = self._columns(X)
+        """Validate ``X`` and build its domains; everything that can fail happens here.
+
+        Memory and dask inputs take the same path: the schema from the
+        metadata, then one pass over the row blocks that checks the values
+        (and, in memory only, reads the domains not declared).
+        """
+        table = read_table(self, X)
         if self.noise == "gaussian" and not self.delta > 0:
             raise ValueError("noise='gaussian' needs delta > 0.")
-        domains = build_domains(
-            columns,
-            names,
-            categories=self.categories,
-            bounds=self.bounds,
-            n_bins=self.n_bins,
-            pandas_dtypes=dtypes,
-            missing_values=self.missing_values,
+        specs = self._specs(table)
+        undeclared = [spec.name for spec in specs if spec.domain is None]
+        if table.rows.is_dask and undeclared:
+            raise ValueError(
+                f"Columns {undeclared!r} have no declared domain. On a dask "
+                "collection every column needs public categories (categories=... "
+                "or a pandas Categorical dtype with known categories) or bounds "
+                "(bounds=...): the in-memory fit may read them from the data "
+                "with a PrivacyLeakWarning, but the dask fit does not, since the "
+                "values read would be published in the synthetic rows. Nothing "
+                "was charged."
+            )
+        domains = resolve_domains(
+            specs, inspect_rows(table.rows, specs), n_bins=self.n_bins
         )
         sizes = tuple(domain.size for domain in domains)
         n_cells = math.prod(sizes)
@@ -746,12 +708,8 @@ class PMWSynthesizer(
                 else max(_ADAPTIVE_MIN_ROUNDS, _ADAPTIVE_ROUNDS_PER_COLUMN * d)
             )
             initial = [(a,) for a in range(d)]
-        if dask_input:  # validates the values in one pass (before the charge)
-            codes = DaskCodes(X, domains, n_samples)
-        else:
-            codes = encode_columns(columns, domains)
         return {
-            "codes": codes,
+            "data": DataMarginals(table.rows, domains),
             "domains": domains,
             "sizes": sizes,
             "n_cells": n_cells,
@@ -761,7 +719,7 @@ class PMWSynthesizer(
             "initial": initial,
             "n_rounds": n_rounds,
             "workload": workload,
-            "pandas": dtypes is not None,
+            "pandas": table.pandas,
         }
 
     def _plan_fit(self, prepared) -> FitPlan:
@@ -803,9 +761,9 @@ class PMWSynthesizer(
             self._accountant(),
             schedule=self.schedule,
             max_cells=max(cells),
-            n_samples=prepared["codes"].shape[0],
+            n_samples=prepared["data"].n_samples,
         )
-        n = prepared["codes"].shape[0]
+        n = prepared["data"].n_samples
         if candidates is None:
             noise_plans = {
                 "query": plan_measurement(mwem_plan, 1, query=True, n_samples=n)
@@ -826,8 +784,9 @@ class PMWSynthesizer(
                     plan_measurement(precise, 1, query=True, n_samples=n)
                 else:
                     plan_measurement(precise, key, n_samples=n)
-        if isinstance(prepared["codes"], DaskCodes):
-            prepared["codes"].check_cells(_counted_cliques(prepared, candidates))
+        # The counting pass (after the charge), planned here: refused on dask
+        # beyond its cap, before anything is charged.
+        counting = prepared["data"].plan(_counted_cliques(prepared, candidates))
         largest = max(p.scale * p.gamma for p in noise_plans.values()) / n
         if not largest <= _MAX_NOISE_FRACTION:
             raise ValueError(
@@ -838,7 +797,7 @@ class PMWSynthesizer(
             )
         # Memory: the model (at most max_model_size cells) and, during a
         # selection, one candidate's marginal at a time, as float64 with a
-        # few temporaries each; the data's codes are already in memory.
+        # few temporaries each; and the data's counts (the counting pass).
         largest = (
             prepared["n_cells"]
             if dense
@@ -846,9 +805,9 @@ class PMWSynthesizer(
         )
         model_cells = prepared["n_cells"] if dense else self.max_model_size
         check_memory(
-            8.0 * 4 * (largest + model_cells),
-            f"PMWSynthesizer's model ({model_cells} cells) and largest marginal "
-            f"({largest} cells)",
+            8.0 * 4 * (largest + model_cells) + counting.memory,
+            f"PMWSynthesizer's model ({model_cells} cells), largest marginal "
+            f"({largest} cells) and counts ({counting.cells} cells)",
             "lower max_model_size, n_bins or the number of declared categories",
         )
         weights = None
@@ -862,6 +821,7 @@ class PMWSynthesizer(
                 "mwem": mwem_plan,
                 "candidates": candidates,
                 "dense": dense,
+                "counting": counting,
                 "noise_plans": noise_plans,
                 "weights": weights,
             },
@@ -869,11 +829,10 @@ class PMWSynthesizer(
 
     def _run_fit(self, prepared, plan, source) -> None:
         mwem_plan = plan.settings["mwem"]
-        codes = prepared["codes"]
-        if isinstance(codes, DaskCodes):  # the one counting pass over the data
-            codes = codes.count(_counted_cliques(prepared, plan.settings["candidates"]))
+        # The one counting pass over the data (in memory or on the workers).
+        data = prepared["data"].count(plan.settings["counting"])
         model, selected, _ = run_mwem(
-            codes,
+            data,
             prepared["sizes"],
             mwem_plan,
             source,
@@ -932,14 +891,15 @@ class PMWSynthesizer(
                 f"sampling must be 'rounded' or 'iid', got {self.sampling!r}."
             )
         codes = self.model_.sample(int(n_samples), rng, method=self.sampling)
-        return _decode_rows(codes, self.domains_, self._pandas_input_, rng)
+        return decode_rows(codes, self.domains_, self._pandas_input_, rng)
 
     def transform(self, X: ArrayLike) -> NDArray[Any] | pd.DataFrame:
         """Return ``len(X)`` synthetic rows; reads only the row count of ``X``.
 
         The values of ``X`` never enter the output: they are validated as
-        in :meth:`fit` (shape, column names, finite numbers) and then only
-        the number of rows is used, so
+        in :meth:`fit` (shape, column names, and the values against the
+        fitted domains: missing values, non-numbers, infinities) and then
+        only the number of rows is used, so
         ``fit_transform(X)`` turns a data set into its synthetic twin of the
         same size.
 
@@ -954,8 +914,10 @@ class PMWSynthesizer(
         """
         check_is_fitted(self, "model_")
         # Same validation as fit; the output depends on the row count only.
-        _, columns, _ = self._columns(X, reset=False)
-        return self.sample(len(columns[0]))
+        table = read_table(self, X, reset=False)
+        specs = [ColumnSpec.of(domain) for domain in self.domains_]
+        resolve_domains(specs, inspect_rows(table.rows, specs), n_bins=self.n_bins)
+        return self.sample(table.n_samples)
 
     def marginal(self, columns: Hashable | Sequence[Hashable]) -> NDArray[np.float64]:
         """The model's marginal distribution of ``columns``.
@@ -1032,50 +994,3 @@ def _ordered(domain):
         return True
     values = domain.categories
     return domain.numeric and all(x < y for x, y in zip(values, values[1:]))
-
-
-def _decode_rows(codes, domains, pandas, rng):
-    """Rows for a matrix of codes, in the output format of the domains.
-
-    A DataFrame with the input's columns and dtypes if ``pandas``, else an
-    array: float64 when every column is numeric, objects otherwise. The
-    format follows the domains (public), never the draws.
-    """
-    n_samples = codes.shape[0]
-    values = [domain.decode(codes[:, j], rng) for j, domain in enumerate(domains)]
-    if pandas:
-        return _as_frame(values, domains)
-    if all(domain.numeric for domain in domains):
-        return np.column_stack([np.asarray(v, dtype=float) for v in values]).reshape(
-            n_samples, len(values)
-        )
-    out = np.empty((n_samples, len(values)), dtype=object)
-    for j, v in enumerate(values):
-        out[:, j] = v
-    return out
-
-
-def _as_frame(values, domains):
-    import pandas as pd
-
-    data = {}
-    for domain, column in zip(domains, values, strict=True):
-        dtype = domain.dtype
-        if domain.pandas_categorical:
-            data[domain.name] = pd.Categorical(
-                column, categories=dtype.categories, ordered=dtype.ordered
-            )
-        elif domain.missing and getattr(dtype, "kind", None) in ("i", "u"):
-            # A column declared to have missing values is sampled in the
-            # nullable counterpart of its integer dtype, whatever the draws.
-            name = dtype.name  # "int64" -> "Int64", "uint8" -> "UInt8"
-            if isinstance(dtype, np.dtype):
-                name = "U" + name[1:].capitalize() if name[0] == "u" else name.title()
-            nullable = pd.api.types.pandas_dtype(name)
-            data[domain.name] = pd.Series(column, dtype=float).astype(nullable)
-        else:
-            try:
-                data[domain.name] = pd.Series(column).astype(dtype)
-            except (TypeError, ValueError):
-                data[domain.name] = pd.Series(column)
-    return pd.DataFrame(data, columns=[d.name for d in domains])

@@ -27,14 +27,16 @@ from ..utils._sklearn_compat import (
     fit_context,
     validate_data,
 )
-from ._domain import (
+from ._pmw import _DEFAULT_WORKLOAD_CAP, PMWSynthesizer
+from ._schema import (
     MissingValues,
     TableBounds,
     TableCategories,
     _is_pair,
+    decode_rows,
+    is_dataframe,
     undeclared_domains,
 )
-from ._pmw import _DEFAULT_WORKLOAD_CAP, PMWSynthesizer, _decode_rows, _is_dataframe
 
 if TYPE_CHECKING:
     from .._typing import Self
@@ -286,7 +288,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
 
     def _validate_X(self, X, reset):
         """Validate ``X`` as the synthesizer does; returns it ready to stack."""
-        if _is_dataframe(X):
+        if is_dataframe(X):
             validate_data(self, X, skip_check_array=True, reset=reset)
             if X.shape[0] < 1 or X.shape[1] < 1:
                 raise ValueError(
@@ -325,7 +327,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
 
     def _joint(self, X, codes):
         """The table the synthesizer models: X's columns, then the label codes."""
-        if _is_dataframe(X):
+        if is_dataframe(X):
             names = list(X.columns)
             if all(isinstance(name, str) for name in names):
                 label = "label"
@@ -409,7 +411,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         classes = self._resolve_classes(y)
         codes = np.searchsorted(classes, y)
         joint, label = self._joint(X, codes)
-        names = list(X.columns) if _is_dataframe(X) else list(range(X.shape[1]))
+        names = list(X.columns) if is_dataframe(X) else list(range(X.shape[1]))
         label_categories = list(range(len(classes)))
         categories = self._per_column(
             "categories", self.categories, names, label, label_categories
@@ -474,7 +476,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         codes = np.column_stack(
             [rows % size for size in sizes[:-1]] + [rows % n_classes]
         )
-        table = _decode_rows(codes, domains, pandas, np.random.default_rng(0))
+        table = decode_rows(codes, domains, pandas, np.random.default_rng(0))
         X_probe, y_probe = self._split(table, domains[-1].name, pandas)
         try:
             with warnings.catch_warnings():
@@ -513,7 +515,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         codes = synthesizer.model_.sample(prepared["n_samples"], rng)
         domains = synthesizer.domains_
         pandas = prepared["synthesis"]["pandas"]
-        table = _decode_rows(codes, domains, pandas, rng)
+        table = decode_rows(codes, domains, pandas, rng)
         X_synthetic, y_synthetic = self._split(table, domains[-1].name, pandas)
         try:
             estimator = clone(prepared["estimator"]).fit(X_synthetic, y_synthetic)

@@ -17,7 +17,14 @@ functions see NumPy (or CSR) blocks of the same rows in the same layout in
 both backends, so a dask fit computes *bitwise* the same sums as the
 in-memory fit, and therefore the same model for the same seed. The
 rounding of such a sum is bounded by ``summation_terms`` in
-``skdp.linear_model._newton``.
+``skdp.linear_model._newton``. A pandas DataFrame, in memory or on dask,
+is read as the NumPy blocks of ``frame.to_numpy()`` (what dask's
+``to_dask_array`` makes of each partition).
+
+Integer results (counts) are exact, so they do not depend on the blocking
+or the tree: a caller summing large integer tables may pick larger blocks
+(``block_rows``) and a smaller fan-in (``fan_in``), from public quantities,
+to bound the memory of the partial sums.
 
 On dask, only the block functions run on the workers; only their sums
 (never rows) come back to the client, where the plan is made, the budget
@@ -94,16 +101,59 @@ def add_all(*parts):
     return total
 
 
-def tree_sum(parts: list, fan_in: int = TREE_FAN_IN):
-    """Add the values ``parts`` in a tree of fan-in ``fan_in`` (in memory)."""
+def tree_sum(parts, fan_in: int = TREE_FAN_IN):
+    """Add the values ``parts`` in a tree of fan-in ``fan_in`` (in memory).
+
+    :func:`tree_reduce` with ``combine=add_all``.
+
+    The tree groups ``fan_in`` consecutive values at each level (the last
+    group may be shorter) until one value is left. ``parts`` may be an
+    iterator: the values are added as they come, in the same tree, so at
+    most ``fan_in`` of them per level are held at once.
+
+    Examples
+    --------
+    >>> from skdp.utils._row_source import tree_sum
+    >>> int(tree_sum(iter(range(20)), fan_in=3))
+    190
+    """
     return tree_reduce(parts, add_all, fan_in)
 
 
-def tree_reduce(parts: list, combine: Callable[..., Any], fan_in: int = TREE_FAN_IN):
-    """Combine ``parts`` in the canonical tree: ``combine(*group)`` per node."""
-    while len(parts) > 1:
-        parts = [combine(*parts[i : i + fan_in]) for i in range(0, len(parts), fan_in)]
-    return parts[0]
+def tree_reduce(parts, combine: Callable[..., Any], fan_in: int = TREE_FAN_IN):
+    """Combine ``parts`` in the canonical tree: ``combine(*group)`` per node.
+
+    The tree groups ``fan_in`` consecutive values at each level (the last
+    group may be shorter) until one value is left; ``parts`` may be an
+    iterator, consumed as the values come (at most ``fan_in`` held per
+    level).
+    """
+    if fan_in < 2:
+        raise ValueError(f"fan_in must be at least 2, got {fan_in!r}.")
+    levels: list[list] = []  # the values waiting at each level
+    pushed: list[int] = []  # how many values each level has received
+
+    def push(level, value):
+        if level == len(levels):
+            levels.append([])
+            pushed.append(0)
+        levels[level].append(value)
+        pushed[level] += 1
+        if len(levels[level]) == fan_in:
+            group, levels[level] = levels[level], []
+            push(level + 1, combine(*group))
+
+    for part in parts:
+        push(0, part)
+    if not levels:
+        raise ValueError("the tree needs at least one value.")
+    level = 0
+    while pushed[level] > 1:  # the last, shorter group of each level
+        if levels[level]:
+            group, levels[level] = levels[level], []
+            push(level + 1, combine(*group))
+        level += 1
+    return levels[level][0]
 
 
 class RowSource:
@@ -122,8 +172,11 @@ class RowSource:
         The rows are in a dask collection (workers compute the blocks).
     is_sparse : bool
         Blocks are CSR matrices.
+    is_frame : bool
+        ``X`` is an in-memory pandas DataFrame (blocks: ``to_numpy()`` of
+        its rows).
     dtype : numpy.dtype
-        Of ``X``.
+        Of ``X`` (of ``X.to_numpy()`` for a DataFrame).
     """
 
     is_dask = False
@@ -137,7 +190,8 @@ class RowSource:
             canonical_block_rows(self.n_samples) if block_rows is None else block_rows
         )
         self.is_sparse = sp.issparse(X)
-        self.dtype = X.dtype
+        self.is_frame = _is_frame(X)
+        self.dtype = X.iloc[:0].to_numpy().dtype if self.is_frame else X.dtype
 
     @property
     def n_blocks(self) -> int:
@@ -146,21 +200,34 @@ class RowSource:
     def _blocks(self):
         for start in range(0, max(self.n_samples, 1), self.block_rows):
             stop = min(start + self.block_rows, self.n_samples)
-            X = self.X[start:stop]
+            X = (
+                self.X.iloc[start:stop].to_numpy()
+                if self.is_frame
+                else self.X[start:stop]
+            )
             y = None if self.y is None else self.y[start:stop]
             yield X, y
 
-    def block_sum(self, func: Callable[..., Any], *args: Any) -> Any:
+    def block_sum(
+        self, func: Callable[..., Any], *args: Any, fan_in: int = TREE_FAN_IN
+    ) -> Any:
         """``sum over blocks of func(X_block, y_block, *args)``.
 
         ``func`` returns a NumPy array or scalar, or a tuple of them (added
         element-wise); integer results stay integers. The blocks' results
-        are added by the canonical tree (:func:`tree_sum`).
+        are added by the canonical tree (:func:`tree_sum`), of fan-in
+        ``fan_in`` (at least 2; the default is the canonical one, which
+        float sums keep, so that they are the same on dask). In memory the
+        blocks are computed one at a time and added as they come.
         """
-        return self.block_reduce(func, add_all, *args)
+        return self.block_reduce(func, add_all, *args, fan_in=fan_in)
 
     def block_reduce(
-        self, func: Callable[..., Any], combine: Callable[..., Any], *args: Any
+        self,
+        func: Callable[..., Any],
+        combine: Callable[..., Any],
+        *args: Any,
+        fan_in: int = TREE_FAN_IN,
     ) -> Any:
         """``func(X_block, y_block, *args)`` per block, combined by the tree.
 
@@ -168,11 +235,11 @@ class RowSource:
         ``combine(*its inputs)``, left to right: :meth:`block_sum` is
         ``combine=add_all``; extremes or label sets use their own. On dask
         ``combine`` runs on the workers and must be picklable (a module
-        level function).
+        level function). In memory the blocks are computed one at a time.
         """
         with one_blas_thread():
-            parts = [_call_on_block(func, X, y, args) for X, y in self._blocks()]
-            return tree_reduce(parts, combine)
+            blocks = (_call_on_block(func, X, y, args) for X, y in self._blocks())
+            return tree_reduce(blocks, combine, fan_in)
 
     def block_map(self, func: Callable[..., Any], *args: Any) -> list:
         """``[func(X_block, y_block, *args) for each block]``, in order.
@@ -236,7 +303,11 @@ class DaskRowSource(RowSource):
         return list(zip(xs, ys, strict=True))
 
     def block_reduce(
-        self, func: Callable[..., Any], combine: Callable[..., Any], *args: Any
+        self,
+        func: Callable[..., Any],
+        combine: Callable[..., Any],
+        *args: Any,
+        fan_in: int = TREE_FAN_IN,
     ) -> Any:
         import dask
 
@@ -244,10 +315,7 @@ class DaskRowSource(RowSource):
         parts = [call(func, x, y, args) for x, y in self._delayed_blocks()]
         node = dask.delayed(combine, pure=True)
         while len(parts) > 1:
-            parts = [
-                node(*parts[i : i + TREE_FAN_IN])
-                for i in range(0, len(parts), TREE_FAN_IN)
-            ]
+            parts = [node(*parts[i : i + fan_in]) for i in range(0, len(parts), fan_in)]
         with one_blas_thread():
             (total,) = dask.compute(parts[0])
         return total
@@ -312,6 +380,11 @@ def one_blas_thread():
     return _blas_controller().limit(limits=1, user_api="blas")
 
 
+def _is_frame(X) -> bool:
+    """A pandas DataFrame (recognised without importing pandas)."""
+    return hasattr(X, "iloc") and hasattr(X, "columns") and hasattr(X, "dtypes")
+
+
 def _call_on_block(func, X, y, args):
     # Both backends hand block functions C-ordered NumPy blocks (or CSR) of
     # the same rows, so they compute bitwise the same results.
@@ -326,7 +399,9 @@ def row_source(X, y=None, *, block_rows: int | None = None) -> RowSource:
     """The :class:`RowSource` of ``X`` (and ``y``): in memory or on dask.
 
     ``X`` is an already validated 2-D (or 1-D) NumPy array, a sparse matrix
-    (read as CSR), or a dask array / DataFrame; ``y`` likewise or ``None``.
+    (read as CSR), a pandas DataFrame (read as the NumPy blocks of
+    ``X.to_numpy()``, as dask reads a dask DataFrame's partitions), or a
+    dask array / DataFrame; ``y`` likewise or ``None``.
 
     Examples
     --------

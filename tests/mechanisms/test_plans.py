@@ -21,7 +21,7 @@ from skdp.mechanisms import (
     plan_l2_vector,
     plan_laplace,
 )
-from skdp.synthesis._mwem import plan_measurement, plan_privacy
+from skdp.synthesis._plan import plan_measurement, plan_privacy
 from skdp.utils import check_random_source
 
 

@@ -14,19 +14,24 @@ from skdp.accounting import (
     RDPAccountant,
     ZCDPEvent,
 )
-from skdp.synthesis import _mwem
-from skdp.synthesis._mwem import (
-    RoundSchedule,
+from skdp.synthesis import _loop
+from skdp.synthesis._counting import code_marginals
+from skdp.synthesis._loop import _measure, run_mwem, workload_weights
+from skdp.synthesis._plan import (
     RoundSettings,
-    _counts,
     _expected_abs_noise,
-    _measure,
     plan_measurement,
     plan_privacy,
-    run_mwem,
-    workload_weights,
 )
+from skdp.synthesis._schedule import RoundSchedule
 from skdp.utils import check_random_source
+
+
+def _counts(codes, clique, sizes):
+    """Counts of a marginal of encoded rows, by bincount (the test's oracle)."""
+    shape = [sizes[a] for a in clique]
+    flat = np.ravel_multi_index(tuple(codes[:, a] for a in clique), shape)
+    return np.bincount(flat, minlength=math.prod(shape)).reshape(shape).astype(float)
 
 
 def _zcdp(event):
@@ -80,7 +85,7 @@ def test_charged_budget_bounds_every_run(epsilon):
     for seed in range(3):
         record = []
         run_mwem(
-            codes,
+            code_marginals(codes, (4, 4, 3, 3)),
             (4, 4, 3, 3),
             plan,
             check_random_source(seed),
@@ -141,7 +146,7 @@ def test_laplace_adaptive_is_a_pure_dp_budget():
     assert RDPAccountant().epsilon_delta(plan.events, 0.0) == (2.0, 0.0)
     record = []
     run_mwem(
-        _data(),
+        code_marginals(_data(), (4, 4, 3, 3)),
         (4, 4, 3, 3),
         plan,
         check_random_source(0),
@@ -182,19 +187,19 @@ def test_weighted_score_sensitivity_under_replace_one():
 
 def test_selection_uses_the_largest_weight_as_sensitivity(monkeypatch):
     calls = []
-    real = _mwem.exponential_mechanism
+    real = _loop.exponential_mechanism
 
     def spy(scores, sensitivity, epsilon, **kwargs):
         calls.append((sensitivity, epsilon))
         return real(scores, sensitivity, epsilon, **kwargs)
 
-    monkeypatch.setattr(_mwem, "exponential_mechanism", spy)
+    monkeypatch.setattr(_loop, "exponential_mechanism", spy)
     plan = plan_privacy(1.0, 1e-9, "gaussian", 4, 6, RDPAccountant(), "adaptive")
     candidates = [(0,), (1,), (2,), (3,), (0, 1), (2, 3), (0, 1, 3)]
     weights = workload_weights([(0, 1, 3), (2, 3)], candidates)
     record = []
     run_mwem(
-        _data(),
+        code_marginals(_data(), (4, 4, 3, 3)),
         (4, 4, 3, 3),
         plan,
         check_random_source(0),

@@ -1,4 +1,4 @@
-"""Coarse marginals (PMWSynthesizer(coarsen=...), skdp/synthesis/_mwem.py).
+"""Coarse marginals (PMWSynthesizer(coarsen=...), skdp/synthesis/_views.py).
 
 A coarse marginal adds up fixed groups of consecutive codes of a marginal:
 a public linear map, so it must keep a marginal's sensitivities, and the
@@ -14,9 +14,8 @@ import pytest
 
 from skdp.accounting import PrivacyBudget
 from skdp.synthesis import PMWSynthesizer
-from skdp.synthesis._mwem import (
-    MARGINAL_L1,
-    MARGINAL_L2,
+from skdp.synthesis._plan import MARGINAL_L1, MARGINAL_L2
+from skdp.synthesis._views import (
     CoarseMarginal,
     base_clique,
     coarse_views,
@@ -216,17 +215,17 @@ def test_coarse_measurements_carry_the_calibrated_noise(monkeypatch):
     # has mean 0 and standard deviation 1 over all coarse cells measured in
     # several seeded fits (a plan with the wrong sensitivity, or one sized
     # for the full clique, would move the spread well outside the bounds).
-    from skdp.synthesis import _mwem
+    from skdp.synthesis import _loop
 
     calls = []
-    original = _mwem._measure
+    original = _loop._measure
 
     def recording(value_counts, noise_plan, plan, source, n):
         noisy, sigma = original(value_counts, noise_plan, plan, source, n)
         calls.append((np.asarray(value_counts, float), noisy * n, noise_plan, sigma))
         return noisy, sigma
 
-    monkeypatch.setattr(_mwem, "_measure", recording)
+    monkeypatch.setattr(_loop, "_measure", recording)
     X = _wide(n=2000)
     z = []
     for seed in range(8):

@@ -1,7 +1,8 @@
-"""PMWSynthesizer on dask arrays and DataFrames (skdp/synthesis/_dask_counts.py).
+"""PMWSynthesizer on dask arrays and DataFrames (skdp/synthesis/_counting.py).
 
-The dask fit counts marginals on the workers and runs the same MWEM loop in
-the client, so with the same seed it must give the in-memory model exactly.
+The dask fit counts marginals on the workers with the in-memory fit's block
+function and runs the same MWEM loop in the client, so with the same seed it
+must give the in-memory model exactly.
 """
 
 import warnings
@@ -11,8 +12,9 @@ import pytest
 
 from skdp.accounting import PrivacyBudget
 from skdp.exceptions import PrivacyLeakWarning
-from skdp.synthesis import PMWSynthesizer, _dask_counts
-from skdp.synthesis._dask_counts import maximal_cliques
+from skdp.synthesis import PMWSynthesizer, _counting
+from skdp.synthesis._counting import DataMarginals, maximal_cliques
+from skdp.utils._row_source import row_source
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
@@ -116,13 +118,13 @@ def test_declared_missing_values_are_counted_as_in_memory():
 def test_the_counting_pass_runs_once_and_after_the_charge(monkeypatch):
     budget = PrivacyBudget(10.0, 1e-3)
     passes = []
-    count = _dask_counts.DaskCodes.count
+    count = _counting.DataMarginals.count
 
-    def spy(self, cliques):
+    def spy(self, plan):
         passes.append(len(budget.ledger))  # entries when the data is counted
-        return count(self, cliques)
+        return count(self, plan)
 
-    monkeypatch.setattr(_dask_counts.DaskCodes, "count", spy)
+    monkeypatch.setattr(_counting.DataMarginals, "count", spy)
     with dask.config.set(scheduler="synchronous"):
         _synth(budget=budget).fit(da.from_array(_codes(), chunks=(50, 4)))
     assert passes == [1]  # one pass, the spend already recorded
@@ -172,7 +174,7 @@ def test_undeclared_domains_are_refused_without_reading_the_data():
 
 
 def test_too_many_cells_to_count_are_refused_before_the_charge(monkeypatch):
-    monkeypatch.setattr(_dask_counts, "MAX_COUNTED_CELLS", 10)
+    monkeypatch.setattr(_counting, "MAX_COUNTED_CELLS", 10)
     budget = PrivacyBudget(10.0, 1e-3)
     with pytest.raises(ValueError, match="counts in one pass"):
         _synth(budget=budget).fit(da.from_array(_codes(), chunks=(50, 4)))
@@ -184,8 +186,8 @@ def test_sub_marginals_are_derived_exactly_in_any_axis_order():
     X = _codes()
     domains = _synth()._prepare_fit(X)["domains"]
     with dask.config.set(scheduler="synchronous"):
-        codes = _dask_counts.DaskCodes(da.from_array(X, chunks=70), domains, 240)
-        codes.count([(0, 1, 3), (2,)])
+        codes = DataMarginals(row_source(da.from_array(X, chunks=70)), domains)
+        codes.count(codes.plan([(0, 1, 3), (2,)]))
     for clique in [(3, 0), (1,), (0, 1, 3), (3, 1, 0), (2,)]:
         shape = [len(CATEGORIES[a]) for a in clique]
         flat = np.ravel_multi_index(tuple(X[:, a] for a in clique), shape)

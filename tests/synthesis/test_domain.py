@@ -2,7 +2,25 @@ import numpy as np
 import pytest
 
 from skdp import PrivacyLeakWarning
-from skdp.synthesis._domain import ColumnDomain, build_domains
+from skdp.synthesis._schema import (
+    ColumnDomain,
+    declare_columns,
+    encode_rows,
+    inspect_rows,
+    resolve_domains,
+)
+from skdp.utils._row_source import row_source
+
+
+def build_domains(columns, names, *, n_bins, **params):
+    """The domains of a table given as columns (of the dtypes they have)."""
+    block = np.empty((len(columns[0]), len(columns)), dtype=object)
+    for j, values in enumerate(columns):
+        block[:, j] = values
+    specs = declare_columns(
+        names, [values.dtype for values in columns], n_bins=n_bins, **params
+    )
+    return resolve_domains(specs, inspect_rows(row_source(block), specs), n_bins=n_bins)
 
 
 def test_bins_clip_values_outside_the_bounds():
@@ -44,7 +62,6 @@ def test_public_domains_do_not_warn(recwarn):
         categories={"c": ["a", "b", "c"]},
         bounds={"x": (0, 5)},
         n_bins=5,
-        pandas_dtypes=None,
     )
     assert [d.size for d in domains] == [5, 3]
     assert not [w for w in recwarn if issubclass(w.category, PrivacyLeakWarning)]
@@ -53,9 +70,7 @@ def test_public_domains_do_not_warn(recwarn):
 def test_missing_domains_fall_back_to_the_data_with_a_warning():
     columns = [np.array([1.0, 3.0]), np.array(["b", "a"], dtype=object)]
     with pytest.warns(PrivacyLeakWarning) as record:
-        domains = build_domains(
-            columns, [0, 1], categories=None, bounds=None, n_bins=4, pandas_dtypes=None
-        )
+        domains = build_domains(columns, [0, 1], categories=None, bounds=None, n_bins=4)
     messages = [str(w.message) for w in record]
     assert any("bounds of column 0" in m for m in messages)
     assert any("categories of column 1" in m for m in messages)
@@ -76,7 +91,7 @@ def test_missing_domains_fall_back_to_the_data_with_a_warning():
 def test_invalid_domains_are_rejected(kwargs, match):
     params = {"categories": None, "bounds": None, **kwargs}
     with pytest.raises(ValueError, match=match):
-        build_domains([np.array([1.0])], [0], n_bins=3, pandas_dtypes=None, **params)
+        build_domains([np.array([1.0])], [0], n_bins=3, **params)
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.uint32, np.int64])
@@ -101,18 +116,43 @@ def test_categories_decode_to_their_values_even_tuples():
     assert decoded.tolist() == [3, "a", (1, 2), (1, 2)]
 
 
-def test_codes_take_the_narrowest_unsigned_type(monkeypatch):
-    from skdp.synthesis import _domain
-
-    monkeypatch.setattr(_domain, "_ENCODE_BLOCK", 3)  # blocks give the same codes
+def test_codes_take_the_narrowest_unsigned_type():
     x = np.linspace(0.0, 1.0, 10)
     small = [
         ColumnDomain("x", edges=np.linspace(0, 1, 11)),
         ColumnDomain("c", categories=(0, 1)),
     ]
-    codes = _domain.encode_columns([x, (x > 0.5).astype(int)], small)
+    codes = encode_rows(np.column_stack([x, x > 0.5]), small)
     assert codes.dtype == np.uint8
     assert codes[:, 0].tolist() == small[0].encode(x).tolist()
     assert codes[:, 1].tolist() == [0] * 5 + [1] * 5
     wide = ColumnDomain("y", edges=np.linspace(0, 1, 1001))
-    assert _domain.encode_columns([x], [wide]).dtype == np.uint16
+    assert encode_rows(x[:, None], [wide]).dtype == np.uint16
+
+
+def test_missing_values_are_found_among_objects_of_any_type():
+    from skdp.synthesis._schema import is_missing
+
+    assert not is_missing(np.array(["a", 1, (2, 3)], dtype=object)).any()
+    values = np.array(["a", None, np.float64("nan"), 2.5, 3], dtype=object)
+    assert is_missing(values).tolist() == [False, True, True, False, False]
+    pd = pytest.importorskip("pandas")
+    assert is_missing(np.array([pd.NA, pd.NaT, "x"], dtype=object)).tolist() == [
+        True,
+        True,
+        False,
+    ]
+
+
+def test_object_blocks_of_a_frame_are_encoded_in_their_columns_dtypes():
+    # A mixed DataFrame's blocks are objects; a column of a plain numpy
+    # dtype is read back in it (same codes as its own array).
+    frame_block = np.array([[1.5, "u"], [2.5, "v"], [np.nan, "u"]], dtype=object)
+    domains = [
+        ColumnDomain(
+            "x", edges=np.linspace(0, 3, 4), dtype=np.dtype(float), missing=True
+        ),
+        ColumnDomain("c", categories=("u", "v")),
+    ]
+    codes = encode_rows(frame_block, domains)
+    assert codes.tolist() == [[1, 0], [2, 1], [3, 0]]

@@ -360,3 +360,22 @@ def test_repr_and_params():
     assert repr(pmw) == "OnlinePMW(domain=[[0, 1], [0, 1], [0, 1]], epsilon=0.5)"
     with pytest.raises(ValueError, match="Invalid parameter"):
         pmw.set_params(alpha=1)
+
+
+def test_missing_values_are_refused_even_in_a_domain_read_from_the_data():
+    # The one schema: a missing value is never a value of its own unless
+    # declared (OnlinePMW declares none), whether the domain is given or read.
+    budget = PrivacyBudget(10.0)
+    X = np.array([[0, "a"], [1, None], [1, "b"]] * 20, dtype=object)
+    with pytest.raises(ValueError, match="outside its declared domain"):
+        OnlinePMW(budget=budget, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="include a missing value"):
+        OnlinePMW([[0, 1], ["a", None]], budget=budget, random_state=0).fit(X)
+    assert budget.ledger == []
+
+
+def test_a_domain_read_from_the_data_is_in_natural_order():
+    X = np.array([[10], [9], [100], [9]] * 10)
+    with pytest.warns(PrivacyLeakWarning, match="domain"):
+        pmw = OnlinePMW(random_state=0).fit(X)
+    assert pmw.domain_ == ((9, 10, 100),)

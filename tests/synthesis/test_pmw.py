@@ -19,8 +19,8 @@ from sklearn.utils.estimator_checks import (
 
 from skdp import PMWSynthesizer, PrivacyLeakWarning
 from skdp.datasets import load_adult
+from skdp.synthesis._estimation import _Estimator
 from skdp.synthesis._models import DenseModel, JunctionTreeModel
-from skdp.synthesis._mwem import _Estimator
 
 ROOT = Path(__file__).resolve().parents[2]
 

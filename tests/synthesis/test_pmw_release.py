@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from skdp import PMWSynthesizer, PrivacyBudget, PrivacyLeakWarning
-from skdp.synthesis._mwem import base_clique
+from skdp.synthesis._views import base_clique
 
 
 def _budget():

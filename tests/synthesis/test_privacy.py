@@ -14,9 +14,17 @@ from skdp.accounting import (
     PureDPEvent,
     RDPAccountant,
 )
-from skdp.synthesis import _mwem
-from skdp.synthesis._mwem import _counts, _measure, plan_measurement, plan_privacy
+from skdp.synthesis import _loop
+from skdp.synthesis._loop import _measure
+from skdp.synthesis._plan import plan_measurement, plan_privacy
 from skdp.utils import check_random_source
+
+
+def _counts(codes, clique, sizes):
+    """Counts of a marginal of encoded rows, by bincount (the test's oracle)."""
+    shape = [sizes[a] for a in clique]
+    flat = np.ravel_multi_index(tuple(codes[:, a] for a in clique), shape)
+    return np.bincount(flat, minlength=math.prod(shape)).reshape(shape).astype(float)
 
 
 @pytest.mark.parametrize("epsilon", [0.3, 1.0, 3.0])
@@ -88,7 +96,7 @@ def test_measurement_noise_has_the_planned_scale(noise):
 
 def test_mechanisms_get_the_planned_epsilon_and_sensitivity(monkeypatch):
     calls = {"select": [], "measure": []}
-    real_select, real_measure = _mwem.exponential_mechanism, _mwem.add_noise
+    real_select, real_measure = _loop.exponential_mechanism, _loop.add_noise
 
     def select(scores, sensitivity, epsilon, **kwargs):
         calls["select"].append((sensitivity, epsilon))
@@ -98,8 +106,8 @@ def test_mechanisms_get_the_planned_epsilon_and_sensitivity(monkeypatch):
         calls["measure"].append((noise_plan.sensitivity, noise_plan.event))
         return real_measure(noise_plan, value, source)
 
-    monkeypatch.setattr(_mwem, "exponential_mechanism", select)
-    monkeypatch.setattr(_mwem, "add_noise", measure)
+    monkeypatch.setattr(_loop, "exponential_mechanism", select)
+    monkeypatch.setattr(_loop, "add_noise", measure)
     X = np.random.default_rng(0).integers(0, 3, size=(200, 3))
     # The fixed schedule: every round at the same planned settings (the
     # adaptive one is tested in test_adaptive.py).

@@ -20,7 +20,7 @@ from skdp.accounting import ComposedEvent
 from skdp.accounting._accountant import PrivacyAccountant
 from skdp.exceptions import BudgetExceededError
 from skdp.synthesis import PMWSynthesizer, SyntheticDataClassifier, marginal_errors
-from skdp.synthesis._mwem import plan_privacy
+from skdp.synthesis._plan import plan_privacy
 
 CATEGORIES = [[0, 1, 2]] * 3
 

@@ -218,3 +218,84 @@ def test_fits_and_tools_on_a_local_cluster_equal_memory_bitwise(
         )
     )
     assert set(threads.values()) == {1}
+
+
+def _tree_by_levels(parts, fan_in):
+    # The tree as the module docstring states it: groups of fan_in
+    # consecutive values, level by level, each added left to right.
+    while len(parts) > 1:
+        groups = [parts[i : i + fan_in] for i in range(0, len(parts), fan_in)]
+        parts = [np.array(sum(g[1:], np.array(g[0], dtype=np.float64))) for g in groups]
+    return parts[0]
+
+
+@pytest.mark.parametrize("k", [1, 2, 7, 8, 9, 64, 65, 100])
+@pytest.mark.parametrize("fan_in", [2, 3, 8])
+def test_the_streamed_tree_is_the_tree_of_the_levels(k, fan_in):
+    rng = np.random.default_rng(k)
+    parts = list(rng.normal(size=(k, 3)) * 10.0 ** rng.integers(-8, 8, size=(k, 1)))
+    expected = _tree_by_levels(parts, fan_in)
+    got = tree_sum(iter(parts), fan_in)
+    assert np.array_equal(got, expected)
+    with pytest.raises(ValueError, match="at least 2"):
+        tree_sum(parts, 1)
+
+
+def test_memory_blocks_are_computed_and_added_one_at_a_time():
+    X, _ = _data(n=20 * 1024)
+    held = []
+
+    def counting(block, _):
+        held.append(block.shape[0])
+        return np.ones(2, dtype=np.int64)
+
+    total = row_source(X).block_sum(counting, fan_in=2)
+    assert total.tolist() == [20, 20] and total.dtype == np.int64
+    assert held == [1024] * 20
+
+
+def test_a_smaller_fan_in_gives_the_same_integer_sums_on_dask():
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X = np.random.default_rng(0).integers(0, 5, size=(9000, 3))
+
+    def counts(block, _):
+        return np.bincount(block[:, 0] * 5 + block[:, 1], minlength=25)
+
+    memory = row_source(X).block_sum(counts)
+    with dask.config.set(scheduler="synchronous"):
+        for fan_in in (2, 3):
+            got = row_source(da.from_array(X, chunks=(1000, 3))).block_sum(
+                counts, fan_in=fan_in
+            )
+            assert np.array_equal(got, memory) and got.dtype == np.int64
+
+
+def test_pandas_frames_are_read_as_the_blocks_dask_reads():
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    import dask
+
+    rng = np.random.default_rng(0)
+    n = 2500
+    frame = pd.DataFrame(
+        {
+            "a": pd.Categorical(rng.choice(["x", "y"], size=n)),
+            "b": rng.integers(0, 9, size=n),
+            "c": rng.normal(size=n),
+        }
+    )
+
+    def blocks(block, _):
+        return [block]
+
+    memory = row_source(frame).block_map(blocks)
+    assert row_source(frame).dtype == object
+    with dask.config.set(scheduler="synchronous"):
+        on_dask = row_source(dd.from_pandas(frame, npartitions=3)).block_map(blocks)
+    assert len(memory) == len(on_dask) == 3
+    for (got,), (want,) in zip(on_dask, memory, strict=True):
+        assert got.dtype == want.dtype == object
+        assert got.tolist() == want.tolist()
+    assert np.concatenate([b for (b,) in memory]).tolist() == frame.to_numpy().tolist()
