@@ -34,6 +34,7 @@ __all__ = [
     "FeatureSchema",
     "check_rows",
     "resolve_schema",
+    "schema_params_read",
     "table",
     "edges_from_counts",
     "encode_block",
@@ -121,6 +122,24 @@ def table(estimator, X, *, reset: bool):
         dtype = np.float64
     return validate_data(
         estimator, X, reset=reset, dtype=dtype, ensure_all_finite="allow-nan"
+    )
+
+
+def schema_params_read(estimator) -> tuple[str, ...]:
+    """The public parameters a fit of ``estimator`` would read from the data.
+
+    ``bounds`` (and ``classes`` or ``y_bounds``) when ``None``;
+    ``categories`` when ``None`` and some feature is declared categorical
+    (columns of strings are found only in the data). For
+    :func:`skdp.check_pipeline`; reads the parameters only.
+    """
+    declared = getattr(estimator, "categorical_features", None)
+    has_categorical = declared is not None and bool(np.any(np.asarray(declared)))
+    return tuple(
+        name
+        for name in estimator._data_bound_params
+        if getattr(estimator, name, None) is None
+        and (name != "categories" or has_categorical)
     )
 
 

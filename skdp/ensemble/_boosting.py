@@ -54,6 +54,7 @@ from ._binning import (
     encode_block,
     fine_counts_block,
     resolve_schema,
+    schema_params_read,
     table,
 )
 
@@ -440,6 +441,10 @@ class _BaseDPBoosting(PrivateEstimatorMixin, BaseEstimator):
         "random_state": ["random_state"],
         "budget": [HasMethods(["spend"]), None],
     }
+
+    def _data_derived_params(self) -> tuple[str, ...]:
+        """What a fit would read from the data (:func:`schema_params_read`)."""
+        return schema_params_read(self)
 
     _kind = "classification"
     _poor_score_on_tiny_data = True
@@ -911,6 +916,7 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
             values,
             what="target",
             estimator=type(self).__name__,
+            param="y_bounds",
         )
         lo, hi = float(lo[0]), float(hi[0])
         if is_dask_collection(y):

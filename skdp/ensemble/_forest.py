@@ -48,6 +48,7 @@ from ._binning import (
     encode_block,
     fine_counts_block,
     resolve_schema,
+    schema_params_read,
     table,
 )
 from ._boosting import BINNING_SHARE, _targets
@@ -255,6 +256,11 @@ class _BaseDPForest(PrivateEstimatorMixin, BaseEstimator):
         "random_state": ["random_state"],
         "budget": [HasMethods(["spend"]), None],
     }
+
+    def _data_derived_params(self) -> tuple[str, ...]:
+        """What a fit would read from the data (:func:`schema_params_read`)."""
+        return schema_params_read(self)
+
     _kind = "classification"
     _poor_score_on_tiny_data = False
 
@@ -662,6 +668,7 @@ class DPRandomForestRegressor(RegressorMixin, _BaseDPForest):
             values,
             what="target",
             estimator=type(self).__name__,
+            param="y_bounds",
         )
         lo, hi = float(lo[0]), float(hi[0])
         mid = (lo + hi) / 2

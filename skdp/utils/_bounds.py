@@ -22,7 +22,12 @@ __all__ = [
 
 
 def resolve_bounds(
-    bounds, X: np.ndarray, *, what: str = "feature", estimator: str = "the estimator"
+    bounds,
+    X: np.ndarray,
+    *,
+    what: str = "feature",
+    estimator: str = "the estimator",
+    param: str = "bounds",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per-feature ``(lower, upper)`` of ``X``: declared, or read with a warning.
 
@@ -57,6 +62,9 @@ def resolve_bounds(
         The name of a column in messages (``"feature"``, ``"column"``).
     estimator : str, default="the estimator"
         The caller, named in the warning's advice.
+    param : str, default="bounds"
+        The caller's parameter that declares them (``"y_bounds"`` for a
+        target), named in the warning.
 
     Returns
     -------
@@ -83,7 +91,7 @@ def resolve_bounds(
     """
     n_features = X.shape[1]
     if bounds is None:
-        warn_bounds_read(what, estimator)
+        warn_bounds_read(what, estimator, param)
         with np.errstate(invalid="ignore"):
             finite = np.isfinite(X)
         low = np.min(np.where(finite, X, np.inf), axis=0, initial=np.inf)
@@ -92,12 +100,14 @@ def resolve_bounds(
     return declared_bounds(bounds, n_features, what=what)
 
 
-def warn_bounds_read(what: str = "feature", estimator: str = "the estimator") -> None:
+def warn_bounds_read(
+    what: str = "feature", estimator: str = "the estimator", param: str = "bounds"
+) -> None:
     """The :class:`~skdp.exceptions.PrivacyLeakWarning` of ``bounds=None``."""
     warn_data_derived(
-        "bounds",
+        param,
         f"the smallest and largest value of each {what}",
-        f"pass bounds=(lower, upper) to {estimator}: public limits of each "
+        f"pass {param}=(lower, upper) to {estimator}: public limits of each "
         f"{what} (scalars, or one value per {what})",
     )
 
