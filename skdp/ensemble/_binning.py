@@ -246,8 +246,9 @@ def fine_cells(values: np.ndarray, lower: float, upper: float) -> np.ndarray:
     width = (upper - lower) / FINE_CELLS
     with np.errstate(invalid="ignore"):
         cells = np.floor((np.clip(values, lower, upper) - lower) / width)
-    cells = np.clip(np.nan_to_num(cells, nan=FINE_CELLS), 0, FINE_CELLS)
-    return cells.astype(np.int64)
+    # The upper bound (and all clipped to it) is in the last cell, not missing.
+    cells = np.clip(cells, 0, FINE_CELLS - 1)
+    return np.nan_to_num(cells, nan=FINE_CELLS).astype(np.int64)
 
 
 def fine_counts_block(X, _, schema: FeatureSchema):
