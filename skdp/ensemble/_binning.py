@@ -27,11 +27,13 @@ import numpy as np
 from ..utils._bounds import resolve_bounds
 from ..utils._dask import is_dask_collection
 from ..utils._privacy import warn_data_derived
+from ..utils._row_source import row_source
 from ..utils._sklearn_compat import validate_data
 
 __all__ = [
     "FINE_CELLS",
     "FeatureSchema",
+    "check_dask_rows",
     "check_rows",
     "resolve_schema",
     "table",
@@ -239,6 +241,46 @@ def check_rows(X) -> None:
         raise ValueError(
             "Found array with 0 sample(s) while a minimum of 1 is required."
         )
+
+
+def _readable_block(X, y, numeric, classes):
+    """Public facts of one block: numeric columns are numbers; labels valid."""
+    numbers = True
+    if X.dtype == object and numeric:
+        try:
+            X[:, numeric].astype(float)
+        except (TypeError, ValueError):
+            numbers = False
+    y = np.asarray(y).ravel()
+    if classes is not None:
+        labels = bool(np.all(np.isin(y, classes)))
+    else:
+        labels = bool(np.all(np.isfinite(y.astype(float))))
+    return np.array([numbers, labels])
+
+
+def check_dask_rows(X, y, schema: FeatureSchema, classes=None) -> None:
+    """Refuse, before the charge, dask rows that the in-memory fit refuses.
+
+    One pass over the blocks brings back two facts only: every numeric
+    feature of an object ``X`` holds numbers, and every label is one of
+    ``classes`` (classifiers) or every target is finite (``classes=None``).
+    """
+    facts = row_source(X, y).block_map(_readable_block, schema.numeric, classes)
+    numbers, labels = np.all(facts, axis=0)
+    if not numbers:
+        raise ValueError(
+            "A numeric feature of X holds values that are not numbers; declare "
+            "the categorical features (categorical_features=...). Nothing was "
+            "charged."
+        )
+    if not labels and classes is not None:
+        raise ValueError(
+            f"y contains labels that are not in classes={list(classes)!r}; "
+            "classes must list every possible label. Nothing was charged."
+        )
+    if not labels:
+        raise ValueError("y must be finite (no NaN or infinity). Nothing was charged.")
 
 
 def fine_cells(values: np.ndarray, lower: float, upper: float) -> np.ndarray:

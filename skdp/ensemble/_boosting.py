@@ -49,6 +49,7 @@ from ._binning import (
     FINE_CELLS,
     FeatureSchema,
     auto_bins,
+    check_dask_rows,
     check_rows,
     edges_from_counts,
     encode_block,
@@ -672,6 +673,8 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
             labels = np.searchsorted(classes, y)
         check_rows(X)
         schema = self._schema(X)
+        if is_dask_collection(X) or is_dask_collection(y):
+            check_dask_rows(X, y, schema, classes)
         return {"X": X, "labels": labels, "classes": classes, "schema": schema}
 
     def _plan_fit(self, prepared) -> FitPlan:
@@ -912,6 +915,8 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
             labels = np.clip(y, lo, hi) - lo
         check_rows(X)
         schema = self._schema(X)
+        if is_dask_collection(X) or is_dask_collection(y):
+            check_dask_rows(X, y, schema)
         return {"X": X, "labels": labels, "schema": schema, "y_bounds": (lo, hi)}
 
     def _plan_fit(self, prepared) -> FitPlan:

@@ -43,6 +43,7 @@ from ..utils._sklearn_compat import (
 from ._binning import (
     FINE_CELLS,
     FeatureSchema,
+    check_dask_rows,
     check_rows,
     edges_from_counts,
     encode_block,
@@ -432,6 +433,8 @@ class DPRandomForestClassifier(ClassifierMixin, _BaseDPForest):
             labels = np.searchsorted(classes, y)
         check_rows(X)
         schema = resolve_schema(self, X, FOREST_BINS)
+        if is_dask_collection(X) or is_dask_collection(y):
+            check_dask_rows(X, y, schema, classes)
         return {"X": X, "labels": labels, "classes": classes, "schema": schema}
 
     def _plan_fit(self, prepared) -> FitPlan:
@@ -665,6 +668,8 @@ class DPRandomForestRegressor(RegressorMixin, _BaseDPForest):
             centred = np.clip(y, lo, hi) - mid
         check_rows(X)
         schema = resolve_schema(self, X, FOREST_BINS)
+        if is_dask_collection(X) or is_dask_collection(y):
+            check_dask_rows(X, y, schema)
         return {"X": X, "labels": centred, "schema": schema, "y_bounds": (lo, hi)}
 
     def _plan_fit(self, prepared) -> FitPlan:
