@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..utils._bounds import resolve_bounds
-from ..utils._dask import is_dask_collection
+from ..utils._dask import as_row_blocks, is_dask_collection
 from ..utils._privacy import warn_data_derived
 from ..utils._row_source import row_source
 from ..utils._sklearn_compat import validate_data
@@ -97,6 +97,14 @@ def table(estimator, X, *, reset: bool):
     the workers).
     """
     if is_dask_collection(X):
+        if reset:
+            columns = list(getattr(X, "columns", []))
+            if columns and all(isinstance(c, str) for c in columns):
+                estimator.feature_names_in_ = np.asarray(columns, dtype=object)
+            elif hasattr(estimator, "feature_names_in_"):
+                del estimator.feature_names_in_
+        # A DataFrame becomes an array (counting its rows: n is public).
+        X = as_row_blocks(X)[0]
         if reset:
             estimator.n_features_in_ = int(X.shape[1])
         elif X.shape[1] != estimator.n_features_in_:

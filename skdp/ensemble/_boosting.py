@@ -34,7 +34,7 @@ from ..mechanisms._additive import (
     plan_gaussian,
 )
 from ..utils._bounds import resolve_bounds
-from ..utils._dask import is_dask_collection
+from ..utils._dask import as_row_blocks, is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._labels import resolve_classes
 from ..utils._row_source import row_source
@@ -666,6 +666,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
                     "from the data. Nothing was charged."
                 )
             classes = np.unique(np.asarray(self.classes))
+            y = as_row_blocks(y)[0]  # a dask Series: an array
             labels = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.int64)
         else:
             y = _targets(X, y)
@@ -894,6 +895,7 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
                 raise ValueError(
                     "y_bounds must be declared for dask input. Nothing was charged."
                 )
+            y = as_row_blocks(y)[0]  # a dask Series: an array
             values = np.zeros((0, 1))
         else:
             y = _targets(X, y)

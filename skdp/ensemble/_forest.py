@@ -29,7 +29,7 @@ from ..mechanisms._additive import (
     plan_gaussian,
 )
 from ..utils._bounds import resolve_bounds
-from ..utils._dask import is_dask_collection
+from ..utils._dask import as_row_blocks, is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._labels import resolve_classes
 from ..utils._row_source import row_source
@@ -426,6 +426,7 @@ class DPRandomForestClassifier(ClassifierMixin, _BaseDPForest):
                     "classes must be declared for dask input. Nothing was charged."
                 )
             classes = np.unique(np.asarray(self.classes))
+            y = as_row_blocks(y)[0]  # a dask Series: an array
             labels = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.int64)
         else:
             y = _targets(X, y)
@@ -647,6 +648,7 @@ class DPRandomForestRegressor(RegressorMixin, _BaseDPForest):
         if is_dask_collection(y):
             if self.y_bounds is None:
                 raise ValueError("y_bounds must be declared for dask input.")
+            y = as_row_blocks(y)[0]  # a dask Series: an array
             values = np.zeros((0, 1))
         else:
             y = np.asarray(_targets(X, y), dtype=float)

@@ -121,6 +121,25 @@ def test_object_dask_array_with_declared_categories_is_the_in_memory_fit(name):
     _assert_same_model(memory, dasked)
 
 
+@pytest.mark.parametrize("name", ["boosting-2", "forest-3", "boosting-regression"])
+def test_dask_dataframe_fit_is_the_pandas_fit(name):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    _, y, _ = CASES[name]
+    frame = pd.DataFrame(X, columns=["x0", "x1", "x2"])
+    memory = _estimator(name).fit(frame, y)
+    dasked = _estimator(name).fit(
+        dd.from_pandas(frame, npartitions=3),
+        dd.from_pandas(pd.Series(y), npartitions=4),
+    )
+    _assert_same_model(memory, dasked)
+    assert list(dasked.feature_names_in_) == ["x0", "x1", "x2"]
+    np.testing.assert_array_equal(
+        dasked.predict(dd.from_pandas(frame.iloc[:300], npartitions=2)),
+        memory.predict(frame.iloc[:300]),
+    )
+
+
 def _refused(name, X_bad, y_bad, match, **params):
     budget = PrivacyBudget(epsilon=10.0, delta=1e-3)
     estimator = _estimator(name, budget=budget, **params)
