@@ -198,10 +198,10 @@ def plan_boosting(
     per_round = rest / releases
     for size in sizes:
         parts += [(sensitivity, size, per_round, float(n) * clip)] * rounds
-    check_memory(
-        8.0 * (sum(sizes) + count_size) * 4,
-        f"the boosting's {sum(sizes)} per-bin statistics",
-        "use fewer bins or declare fewer categories",
+    check_memory(  # the statistics, and the shape functions of every stage
+        8.0 * ((sum(sizes) + count_size) * 4 + sum(sizes) * rounds),
+        f"the boosting's {sum(sizes)} per-bin statistics over {rounds} stages",
+        "use fewer bins or rounds, or declare fewer categories",
     )
     s = grid_gaussian_noise_multiplier(epsilon, delta, parts)
 

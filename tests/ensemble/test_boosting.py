@@ -16,6 +16,7 @@ import pytest
 from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 
+from skdp import PrivacyBudget
 from skdp.accounting._analytic_gaussian import gaussian_noise_multiplier
 from skdp.ensemble import (
     DPHistGradientBoostingClassifier,
@@ -288,3 +289,20 @@ def test_dataframe_with_a_text_column_and_missing_values(mixed_frame):
     assert proba[0, 1] > proba[3, 1] + 0.2
     assert clf.score(frame, y) > 0.85  # 0.93 with this seed
     assert FINE_CELLS == 128
+
+
+def test_the_plan_counts_the_memory_of_the_stages(monkeypatch):
+    # The fit keeps every cycle's shape functions (staged_predict): rounds x
+    # bins x 8 bytes. 40 features of 1025 codes over 400 cycles need 131 MB
+    # of stages, more than the 100 MB this test allows: refused before the
+    # charge (before, the plan counted the statistics alone, 2.6 MB, and the
+    # fit would have run out of memory after the charge).
+    monkeypatch.setattr("skdp.utils._feasibility.available_memory", lambda: 10**8)
+    X = np.random.default_rng(0).uniform(size=(50, 40))
+    y = np.arange(50) % 2
+    budget = PrivacyBudget(epsilon=1.0, delta=1e-4)
+    clf = _classifier(max_bins=1024, max_iter=400, budget=budget)
+    with pytest.raises(MemoryError, match="nothing was charged"):
+        clf.fit(X, y)
+    assert len(budget.ledger) == 0
+    _classifier(max_bins=1024, max_iter=40).privacy_plan(X, y)  # 13 MB: fine
