@@ -25,13 +25,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..utils._bounds import resolve_bounds
-from ..utils._dask import is_dask_collection
+from ..utils._dask import as_row_blocks, is_dask_collection
 from ..utils._privacy import warn_data_derived
+from ..utils._row_source import row_source
 from ..utils._sklearn_compat import validate_data
 
 __all__ = [
     "FINE_CELLS",
     "FeatureSchema",
+    "check_dask_rows",
     "check_rows",
     "resolve_schema",
     "schema_params_read",
@@ -96,6 +98,14 @@ def table(estimator, X, *, reset: bool):
     the workers).
     """
     if is_dask_collection(X):
+        if reset:
+            columns = list(getattr(X, "columns", []))
+            if columns and all(isinstance(c, str) for c in columns):
+                estimator.feature_names_in_ = np.asarray(columns, dtype=object)
+            elif hasattr(estimator, "feature_names_in_"):
+                del estimator.feature_names_in_
+        # A DataFrame becomes an array (counting its rows: n is public).
+        X = as_row_blocks(X)[0]
         if reset:
             estimator.n_features_in_ = int(X.shape[1])
         elif X.shape[1] != estimator.n_features_in_:
@@ -260,13 +270,54 @@ def check_rows(X) -> None:
         )
 
 
+def _readable_block(X, y, numeric, classes):
+    """Public facts of one block: numeric columns are numbers; labels valid."""
+    numbers = True
+    if X.dtype == object and numeric:
+        try:
+            X[:, numeric].astype(float)
+        except (TypeError, ValueError):
+            numbers = False
+    y = np.asarray(y).ravel()
+    if classes is not None:
+        labels = bool(np.all(np.isin(y, classes)))
+    else:
+        labels = bool(np.all(np.isfinite(y.astype(float))))
+    return np.array([numbers, labels])
+
+
+def check_dask_rows(X, y, schema: FeatureSchema, classes=None) -> None:
+    """Refuse, before the charge, dask rows that the in-memory fit refuses.
+
+    One pass over the blocks brings back two facts only: every numeric
+    feature of an object ``X`` holds numbers, and every label is one of
+    ``classes`` (classifiers) or every target is finite (``classes=None``).
+    """
+    facts = row_source(X, y).block_map(_readable_block, schema.numeric, classes)
+    numbers, labels = np.all(facts, axis=0)
+    if not numbers:
+        raise ValueError(
+            "A numeric feature of X holds values that are not numbers; declare "
+            "the categorical features (categorical_features=...). Nothing was "
+            "charged."
+        )
+    if not labels and classes is not None:
+        raise ValueError(
+            f"y contains labels that are not in classes={list(classes)!r}; "
+            "classes must list every possible label. Nothing was charged."
+        )
+    if not labels:
+        raise ValueError("y must be finite (no NaN or infinity). Nothing was charged.")
+
+
 def fine_cells(values: np.ndarray, lower: float, upper: float) -> np.ndarray:
     """Fine-grid cell of each value in ``[0, FINE_CELLS)``; NaN in the last+1."""
     width = (upper - lower) / FINE_CELLS
     with np.errstate(invalid="ignore"):
         cells = np.floor((np.clip(values, lower, upper) - lower) / width)
-    cells = np.clip(np.nan_to_num(cells, nan=FINE_CELLS), 0, FINE_CELLS)
-    return cells.astype(np.int64)
+    # The upper bound (and all clipped to it) is in the last cell, not missing.
+    cells = np.clip(cells, 0, FINE_CELLS - 1)
+    return np.nan_to_num(cells, nan=FINE_CELLS).astype(np.int64)
 
 
 def fine_counts_block(X, _, schema: FeatureSchema):

@@ -34,7 +34,7 @@ from ..mechanisms._additive import (
     plan_gaussian,
 )
 from ..utils._bounds import resolve_bounds
-from ..utils._dask import is_dask_collection
+from ..utils._dask import as_row_blocks, is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._labels import resolve_classes
 from ..utils._row_source import row_source
@@ -49,6 +49,7 @@ from ._binning import (
     FINE_CELLS,
     FeatureSchema,
     auto_bins,
+    check_dask_rows,
     check_rows,
     edges_from_counts,
     encode_block,
@@ -198,10 +199,10 @@ def plan_boosting(
     per_round = rest / releases
     for size in sizes:
         parts += [(sensitivity, size, per_round, float(n) * clip)] * rounds
-    check_memory(
-        8.0 * (sum(sizes) + count_size) * 4,
-        f"the boosting's {sum(sizes)} per-bin statistics",
-        "use fewer bins or declare fewer categories",
+    check_memory(  # the statistics, and the shape functions of every stage
+        8.0 * ((sum(sizes) + count_size) * 4 + sum(sizes) * rounds),
+        f"the boosting's {sum(sizes)} per-bin statistics over {rounds} stages",
+        "use fewer bins or rounds, or declare fewer categories",
     )
     s = grid_gaussian_noise_multiplier(epsilon, delta, parts)
 
@@ -677,6 +678,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
                     "from the data. Nothing was charged."
                 )
             classes = np.unique(np.asarray(self.classes))
+            y = as_row_blocks(y)[0]  # a dask Series: an array
             labels = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.int64)
         else:
             y = _targets(X, y)
@@ -684,6 +686,8 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
             labels = np.searchsorted(classes, y)
         check_rows(X)
         schema = self._schema(X)
+        if is_dask_collection(X) or is_dask_collection(y):
+            check_dask_rows(X, y, schema, classes)
         return {"X": X, "labels": labels, "classes": classes, "schema": schema}
 
     def _plan_fit(self, prepared) -> FitPlan:
@@ -903,6 +907,7 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
                 raise ValueError(
                     "y_bounds must be declared for dask input. Nothing was charged."
                 )
+            y = as_row_blocks(y)[0]  # a dask Series: an array
             values = np.zeros((0, 1))
         else:
             y = _targets(X, y)
@@ -925,6 +930,8 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
             labels = np.clip(y, lo, hi) - lo
         check_rows(X)
         schema = self._schema(X)
+        if is_dask_collection(X) or is_dask_collection(y):
+            check_dask_rows(X, y, schema)
         return {"X": X, "labels": labels, "schema": schema, "y_bounds": (lo, hi)}
 
     def _plan_fit(self, prepared) -> FitPlan:

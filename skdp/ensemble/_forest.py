@@ -29,7 +29,7 @@ from ..mechanisms._additive import (
     plan_gaussian,
 )
 from ..utils._bounds import resolve_bounds
-from ..utils._dask import is_dask_collection
+from ..utils._dask import as_row_blocks, is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._labels import resolve_classes
 from ..utils._row_source import row_source
@@ -43,6 +43,7 @@ from ..utils._sklearn_compat import (
 from ._binning import (
     FINE_CELLS,
     FeatureSchema,
+    check_dask_rows,
     check_rows,
     edges_from_counts,
     encode_block,
@@ -437,6 +438,7 @@ class DPRandomForestClassifier(ClassifierMixin, _BaseDPForest):
                     "classes must be declared for dask input. Nothing was charged."
                 )
             classes = np.unique(np.asarray(self.classes))
+            y = as_row_blocks(y)[0]  # a dask Series: an array
             labels = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.int64)
         else:
             y = _targets(X, y)
@@ -444,6 +446,8 @@ class DPRandomForestClassifier(ClassifierMixin, _BaseDPForest):
             labels = np.searchsorted(classes, y)
         check_rows(X)
         schema = resolve_schema(self, X, FOREST_BINS)
+        if is_dask_collection(X) or is_dask_collection(y):
+            check_dask_rows(X, y, schema, classes)
         return {"X": X, "labels": labels, "classes": classes, "schema": schema}
 
     def _plan_fit(self, prepared) -> FitPlan:
@@ -656,6 +660,7 @@ class DPRandomForestRegressor(RegressorMixin, _BaseDPForest):
         if is_dask_collection(y):
             if self.y_bounds is None:
                 raise ValueError("y_bounds must be declared for dask input.")
+            y = as_row_blocks(y)[0]  # a dask Series: an array
             values = np.zeros((0, 1))
         else:
             y = np.asarray(_targets(X, y), dtype=float)
@@ -678,6 +683,8 @@ class DPRandomForestRegressor(RegressorMixin, _BaseDPForest):
             centred = np.clip(y, lo, hi) - mid
         check_rows(X)
         schema = resolve_schema(self, X, FOREST_BINS)
+        if is_dask_collection(X) or is_dask_collection(y):
+            check_dask_rows(X, y, schema)
         return {"X": X, "labels": centred, "schema": schema, "y_bounds": (lo, hi)}
 
     def _plan_fit(self, prepared) -> FitPlan:
