@@ -770,7 +770,7 @@ DATA_BOUND = {
     "bounds": "bounds was not given",
     "categories": "categories was not given",
     "classes": "classes was not given",
-    "y_bounds": "bounds was not given",
+    "y_bounds": "y_bounds was not given",
 }
 
 
