@@ -22,6 +22,13 @@ rounding of such a sum is bounded by ``summation_terms`` in
 On dask, only the block functions run on the workers; only their sums
 (never rows) come back to the client, where the plan is made, the budget
 charged and the noise drawn.
+
+:meth:`RowSource.subsample_sum` is the same sum over a subsample of the
+rows (DP-SGD's Poisson batches): the client draws the subsample and sends
+each block the positions of its selected rows; a *row-wise* block function
+then gives bitwise the same sum in memory, where all blocks' selected rows
+are evaluated in a few vectorised calls, and on dask, one task per block
+with selected rows.
 """
 
 from __future__ import annotations
@@ -37,17 +44,22 @@ from ._dask import as_row_blocks, is_dask_collection
 
 __all__ = [
     "MIN_BLOCK_ROWS",
+    "SUBSAMPLE_CALL_ROWS",
     "TREE_FAN_IN",
     "RowSource",
     "canonical_block_rows",
     "row_source",
     "tree_sum",
+    "tree_sum_stacked",
 ]
 
 #: Fewest rows of a canonical block.
 MIN_BLOCK_ROWS = 1024
 #: Fan-in of the tree that adds the blocks' results.
 TREE_FAN_IN = 8
+#: Most rows :meth:`RowSource.subsample_sum` hands one in-memory call
+#: (whole blocks' runs, at least one), which bounds its temporaries.
+SUBSAMPLE_CALL_ROWS = 16 * MIN_BLOCK_ROWS
 
 
 def canonical_block_rows(n_samples: int) -> int:
@@ -89,6 +101,52 @@ def tree_sum(parts: list, fan_in: int = TREE_FAN_IN):
     while len(parts) > 1:
         parts = [add_all(*parts[i : i + fan_in]) for i in range(0, len(parts), fan_in)]
     return parts[0]
+
+
+def tree_sum_stacked(parts: np.ndarray, fan_in: int = TREE_FAN_IN) -> np.ndarray:
+    """:func:`tree_sum` of the float arrays ``parts[0], parts[1], ...``, vectorised.
+
+    The same tree (groups of ``fan_in`` consecutive values, each added left
+    to right, level after level) computed with one array operation per
+    position in a group, so it is bitwise :func:`tree_sum`'s result (float
+    addition is elementwise) at a cost independent of the number of parts'
+    Python objects.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.utils._row_source import tree_sum, tree_sum_stacked
+    >>> parts = np.random.default_rng(0).normal(size=(100, 3)) * 1e10
+    >>> bool(np.array_equal(tree_sum_stacked(parts), tree_sum(list(parts))))
+    True
+    """
+    parts = np.asarray(parts, dtype=np.float64)
+    while parts.shape[0] > 1:
+        full, rest = divmod(parts.shape[0], fan_in)
+        groups = []
+        if full:
+            head = parts[: full * fan_in].reshape(full, fan_in, *parts.shape[1:])
+            total = head[:, 0].copy()
+            for j in range(1, fan_in):
+                total += head[:, j]
+            groups.append(total)
+        if rest:
+            tail = parts[full * fan_in :]
+            total = tail[:1].copy()
+            for j in range(1, rest):
+                total += tail[j : j + 1]
+            groups.append(total)
+        parts = groups[0] if len(groups) == 1 else np.concatenate(groups)
+    return parts[0]
+
+
+def _segments(indices: np.ndarray, block_rows: int, n_blocks: int):
+    """Blocks holding sorted row ``indices``, and where each block's run starts/ends."""
+    edges = np.empty(n_blocks + 1, dtype=np.int64)
+    edges[0], edges[-1] = 0, indices.size
+    edges[1:-1] = np.searchsorted(indices, np.arange(1, n_blocks) * block_rows)
+    blocks = np.flatnonzero(edges[1:] > edges[:-1])
+    return blocks, edges[blocks], edges[blocks + 1]
 
 
 class RowSource:
@@ -152,6 +210,49 @@ class RowSource:
         """
         return [_call_on_block(func, X, y, args) for X, y in self._blocks()]
 
+    def subsample_sum(self, func: Callable[..., Any], indices, *args: Any, shape):
+        """The block sum of ``func`` over the rows ``indices`` only.
+
+        ``indices`` are sorted distinct row numbers (a subsample, say).
+        Each block ``b`` contributes ``func(X_s, y_s, [0], *args)[0]``, with
+        ``X_s, y_s`` its selected rows (C-ordered NumPy, or CSR), or zeros
+        of ``shape`` when none of its rows is selected; the blocks'
+        contributions are added by the canonical tree, as in
+        :meth:`block_sum`.
+
+        ``func(X, y, starts, *args)`` receives the selected rows of several
+        consecutive blocks at once, block ``s``'s run from ``starts[s]`` to
+        the next start, and returns one result per run (an array of shape
+        ``(len(starts), *shape)``). It must be *row-wise*: a run's result
+        depends only on that run's rows, computed with elementwise
+        operations and reductions within a row (no matrix product across
+        rows, whose rounding depends on how many rows it is given). Then an
+        in-memory source evaluates all the runs in a few calls (at most
+        :data:`SUBSAMPLE_CALL_ROWS` rows each) and a dask source one per
+        block on the workers, with bitwise the same result. Only blocks
+        with selected rows get a task.
+        """
+        indices = np.asarray(indices, dtype=np.int64)
+        parts = np.zeros((self.n_blocks, *shape))
+        if indices.size == 0:
+            return tree_sum_stacked(parts)
+        blocks, starts, ends = _segments(indices, self.block_rows, self.n_blocks)
+        first = 0
+        while first < starts.size:
+            # Whole runs, at most SUBSAMPLE_CALL_ROWS rows (one run at least).
+            last = starts.size
+            if indices.size - starts[first] > SUBSAMPLE_CALL_ROWS:
+                limit = starts[first] + SUBSAMPLE_CALL_ROWS
+                last = max(first + 1, int(np.searchsorted(ends, limit, side="right")))
+            lo, hi = starts[first], ends[last - 1]
+            chosen = indices[lo:hi]
+            X = self.X[chosen]
+            X = X if sp.issparse(X) else np.ascontiguousarray(X)
+            y = None if self.y is None else np.ascontiguousarray(self.y[chosen])
+            parts[blocks[first:last]] = func(X, y, starts[first:last] - lo, *args)
+            first = last
+        return tree_sum_stacked(parts)
+
     def rows(self):
         """All of ``X`` (and ``y``) in this process: in-memory sources only."""
         return self.X, self.y
@@ -205,6 +306,39 @@ class DaskRowSource(RowSource):
         parts = [call(func, x, y, args) for x, y in self._delayed_blocks()]
         return list(dask.compute(*parts))
 
+    def subsample_sum(self, func: Callable[..., Any], indices, *args: Any, shape):
+        import dask
+
+        indices = np.asarray(indices, dtype=np.int64)
+        blocks_of = np.zeros(self.n_blocks, dtype=bool)
+        local: dict[int, np.ndarray] = {}
+        if indices.size:
+            blocks, starts, ends = _segments(indices, self.block_rows, self.n_blocks)
+            for block, lo, hi in zip(blocks, starts, ends, strict=True):
+                local[int(block)] = indices[lo:hi] - int(block) * self.block_rows
+            blocks_of[blocks] = True
+        call = dask.delayed(_call_on_subset, pure=True)
+        parts = []
+        for b, (x, y) in enumerate(self._delayed_blocks()):
+            if blocks_of[b]:
+                parts.append(call(func, x, y, local[b], args))
+            else:
+                parts.append(np.zeros(shape))
+        add = dask.delayed(add_all, pure=True)
+        while len(parts) > 1:
+            groups = [
+                parts[i : i + TREE_FAN_IN] for i in range(0, len(parts), TREE_FAN_IN)
+            ]
+            # A node of zeros only is added here (bitwise what a task would do).
+            parts = [
+                add_all(*group)
+                if all(isinstance(p, np.ndarray) for p in group)
+                else add(*group)
+                for group in groups
+            ]
+        (total,) = dask.compute(parts[0])
+        return np.asarray(total, dtype=np.float64)
+
     def rows(self):
         raise TypeError(
             "This estimator step needs all rows in one process, which a dask "
@@ -221,6 +355,14 @@ def _call_on_block(func, X, y, args):
     if y is not None and not sp.issparse(y):
         y = np.ascontiguousarray(y)
     return func(X, y, *args)
+
+
+def _call_on_subset(func, X, y, chosen, args):
+    # The selected rows of one block, C-ordered, as one run.
+    X = np.ascontiguousarray(np.asarray(X)[chosen])
+    if y is not None:
+        y = np.ascontiguousarray(np.asarray(y)[chosen])
+    return func(X, y, np.zeros(1, dtype=np.int64), *args)[0]
 
 
 def row_source(X, y=None, *, block_rows: int | None = None) -> RowSource:
