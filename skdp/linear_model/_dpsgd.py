@@ -1,9 +1,14 @@
-"""DP-SGD for L2-regularised logistic regression (Abadi et al. 2016).
+"""DP-SGD for the private linear models (Abadi et al. 2016).
 
 Every step draws a Poisson subsample, clips each row's gradient, sums the
 clipped gradients and adds Gaussian noise to the sum; the regulariser's
-gradient is public and added without noise. Vectorised: a step costs two
-matrix products over the subsample, no loop over rows.
+gradient is public and added without noise. The subsample is drawn in the
+process that calls ``fit``, from the fit's random source (the operating
+system's CSPRNG unless seeded), and the clipped sum is a
+:meth:`~skdp.utils._row_source.RowSource.subsample_sum` over the selected
+rows: in memory a step costs a few vectorised operations over the
+subsample, on dask one pass of tasks over the blocks that hold selected
+rows, with bitwise the same sum (so the same model).
 """
 
 from __future__ import annotations
@@ -21,8 +26,10 @@ from ..accounting._events import PoissonSubsampledDiscreteGaussianEvent
 from ..mechanisms import NoisePlan, add_noise, plan_gaussian
 from ..mechanisms._additive import lattice_shift_bound, subsampled_gaussian_event
 from ..utils._random import check_random_source
+from ..utils._row_source import row_source
 from ._feasibility import check_magnitudes
 from ._losses import MARGIN_NOISE_STD, LogisticLoss, MarginLoss
+from ._rows import RowSpec
 
 __all__ = [
     "DPSGDPlan",
@@ -31,6 +38,7 @@ __all__ = [
     "dpsgd_logistic",
     "plan_dpsgd",
     "run_dpsgd",
+    "sampled_clipped_sums",
 ]
 
 
@@ -68,6 +76,82 @@ def _norms(Z) -> np.ndarray:
     if sp.issparse(Z):
         return np.sqrt(np.asarray(Z.multiply(Z).sum(axis=1)).ravel())
     return np.linalg.norm(Z, axis=1)
+
+
+def sampled_clipped_sums(X, y, starts, spec, W, max_grad_norm, loss=None):
+    """:func:`clipped_gradient_sum` of each run of rows, computed row-wise.
+
+    The block function of a DP-SGD step
+    (:meth:`~skdp.utils._row_source.RowSource.subsample_sum`): ``X, y`` are
+    the sampled raw rows of consecutive blocks, block ``s``'s from
+    ``starts[s]``; each block's rows are bounded and their targets read
+    (``spec``), each row's gradient clipped to ``max_grad_norm``, and the
+    clipped gradients of each run summed. Returns an array of shape
+    ``(len(starts), n_models, d)``.
+
+    Every operation is elementwise or within one row (the margins are
+    summed along the row, not by a matrix product across rows), and a
+    run's gradients are added one row after another, so a run's result
+    does not depend on the other runs it is computed with: the in-memory
+    fit (all runs at once) and a dask worker (one block's run) compute
+    bitwise the same sums.
+    """
+    Z, T = spec.rows(X), spec.targets(y)
+    loss = LogisticLoss() if loss is None else loss
+    if sp.issparse(Z):
+        margins, norms = np.asarray(Z @ W.T), _norms(Z)
+    else:
+        # Within each row (einsum sums a row's products in one loop of d).
+        margins = np.einsum("ij,kj->ik", Z, W)
+        norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+    slopes = loss.slope(margins, T)
+    gradient_norms = np.sqrt(np.einsum("ij,ij->i", slopes, slopes)) * norms
+    # min(1, max_grad_norm / norm), without dividing by a vanishing norm.
+    weights = (
+        slopes * (max_grad_norm / np.maximum(gradient_norms, max_grad_norm))[:, None]
+    )
+    if sp.issparse(Z):
+        lengths = np.diff(starts, append=Z.shape[0])
+        runs = np.repeat(np.arange(starts.size), lengths)
+        out = np.empty((starts.size, *W.shape))
+        for k in range(W.shape[0]):
+            pick = sp.csr_matrix(
+                (weights[:, k], (runs, np.arange(Z.shape[0]))),
+                shape=(starts.size, Z.shape[0]),
+            )
+            out[:, k, :] = (pick @ Z).toarray()
+        return out
+    return run_sums(weights[:, :, None] * Z[:, None, :], starts)
+
+
+def run_sums(terms: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Each run's terms added one after another: ``((t_0 + t_1) + t_2) + ...``.
+
+    ``terms[starts[s]:starts[s + 1]]`` is run ``s``. All runs are added at
+    once, position by position: the terms are put in position-major order
+    with the runs by decreasing length, so that the runs that still have a
+    term at position ``j`` are a prefix, and ``total[:count] += ...`` adds
+    them. Each run's result is thus its own terms added in order, bitwise
+    what a dask block computes for that run alone.
+    """
+    m, n_runs = terms.shape[0], starts.size
+    if n_runs == 0:
+        return np.zeros((0, *terms.shape[1:]))
+    lengths = np.diff(starts, append=m)
+    by_length = np.argsort(-lengths, kind="stable")
+    rank = np.empty(n_runs, dtype=np.int64)
+    rank[by_length] = np.arange(n_runs)
+    position = np.arange(m) - np.repeat(starts, lengths)
+    ordered = terms[np.argsort(position * n_runs + np.repeat(rank, lengths))]
+    alive = np.bincount(position)  # runs with a term at each position
+    total = ordered[: alive[0]].copy()
+    offset = int(alive[0])
+    for count in alive[1:].tolist():
+        total[:count] += ordered[offset : offset + count]
+        offset += count
+    out = np.empty_like(total)
+    out[by_length] = total
+    return out
 
 
 def default_learning_rate(
@@ -398,17 +482,18 @@ def _dpsgd_plan(
     )
 
 
-def run_dpsgd(Z: np.ndarray, Y: np.ndarray, plan: DPSGDPlan, source) -> np.ndarray:
-    """Train one-vs-rest logistic models jointly with a planned DP-SGD.
+def run_dpsgd(rows, spec, plan: DPSGDPlan, source) -> np.ndarray:
+    """Train one-vs-rest models jointly with a planned DP-SGD.
 
     Parameters
     ----------
-    Z : ndarray or CSR matrix of shape (n, d)
-        Rows (intercept column included). A CSR matrix is read row by row
-        for each batch, never densified.
-    Y : ndarray of shape (n, n_models)
-        ``Y[i, k]`` is +1 if row ``i`` belongs to model ``k``'s positive
-        class, else -1.
+    rows : RowSource
+        The rows and labels, in memory (dense or CSR; a CSR matrix is read
+        row by row for each batch, never densified) or on dask.
+    spec : RowSpec
+        Bounds a block's rows (intercept column included) and gives its
+        targets: ``+1`` if row ``i`` belongs to model ``k``'s positive
+        class, else -1 (or the scaled regression target).
     plan : DPSGDPlan
     source : RandomSource
         Sampling and noise source.
@@ -435,18 +520,37 @@ def run_dpsgd(Z: np.ndarray, Y: np.ndarray, plan: DPSGDPlan, source) -> np.ndarr
     Everything else (the update, the regulariser, the projection, the
     averaging) is post-processing. Noise is drawn step by step, so memory
     does not grow with the number of steps.
+
+    The subsample of a step is drawn from ``source`` in this process
+    (:meth:`~skdp.utils.RandomSource.poisson_subsample`: every row kept
+    independently with probability ``q``, from the operating system's
+    CSPRNG unless seeded), then the rows it selects are summed where they
+    are: :meth:`~skdp.utils._row_source.RowSource.subsample_sum` hands each
+    dask block the positions of its selected rows (random numbers, not
+    data) and returns only the tree's total. So the same ``random_state``
+    draws the same subsamples and noise in memory and on dask, and the sums
+    are bitwise equal (:func:`sampled_clipped_sums`): the same model. On
+    dask each step is one pass of tasks, ``T`` passes in all (``T =
+    ceil(epochs / q)``, thousands at the default batch size on large
+    data); full-batch gradient descent (``batch_size='full'``) needs only
+    ``epochs`` passes.
     """
-    n, d = Z.shape
-    n_models = Y.shape[1]
+    n = rows.n_samples
+    d = spec.n_coef
+    W = np.zeros((plan.noise.size // d, d))
     expected_batch = plan.sampling_rate * n
-    W = np.zeros((n_models, d))
     average = np.zeros_like(W)
     start_average = plan.steps // 2
-    norms = _norms(Z)
     for step in range(plan.steps):
         batch = source.poisson_subsample(n, plan.sampling_rate)
-        clipped_sum = clipped_gradient_sum(
-            Z[batch], Y[batch], W, plan.max_grad_norm, plan.loss, norms[batch]
+        clipped_sum = rows.subsample_sum(
+            sampled_clipped_sums,
+            batch,
+            spec,
+            W,
+            plan.max_grad_norm,
+            plan.loss,
+            shape=W.shape,
         )
         noisy_sum = add_noise(plan.noise, clipped_sum, source)
         gradient = noisy_sum / expected_batch + W / (n * plan.C)
@@ -515,4 +619,5 @@ def dpsgd_logistic(
         row_norm,
         None,
     )
-    return run_dpsgd(Z, Y, plan, check_random_source(source)), plan.event
+    rows, spec = row_source(Z, Y), RowSpec(n_features=d)
+    return run_dpsgd(rows, spec, plan, check_random_source(source)), plan.event
