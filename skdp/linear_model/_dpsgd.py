@@ -6,9 +6,9 @@ gradient is public and added without noise. The subsample is drawn in the
 process that calls ``fit``, from the fit's random source (the operating
 system's CSPRNG unless seeded), and the clipped sum is a
 :meth:`~skdp.utils._row_source.RowSource.subsample_sum` over the selected
-rows: in memory a step costs a few vectorised operations over the
-subsample, on dask one pass of tasks over the blocks that hold selected
-rows, with bitwise the same sum (so the same model).
+rows: in memory a step costs two matrix products over the subsample, on
+dask one round of tasks that gather the selected rows on the workers, with
+bitwise the same sum (so the same model).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from ..utils._random import check_random_source
 from ..utils._row_source import row_source
 from ._feasibility import check_magnitudes
 from ._losses import MARGIN_NOISE_STD, LogisticLoss, MarginLoss
+from ._problems import blas_single_thread
 from ._rows import RowSpec
 
 __all__ = [
@@ -37,8 +38,8 @@ __all__ = [
     "default_learning_rate",
     "dpsgd_logistic",
     "plan_dpsgd",
+    "clipped_rows_sum",
     "run_dpsgd",
-    "sampled_clipped_sums",
 ]
 
 
@@ -78,80 +79,18 @@ def _norms(Z) -> np.ndarray:
     return np.linalg.norm(Z, axis=1)
 
 
-def sampled_clipped_sums(X, y, starts, spec, W, max_grad_norm, loss=None):
-    """:func:`clipped_gradient_sum` of each run of rows, computed row-wise.
+@blas_single_thread
+def clipped_rows_sum(X, y, spec, W, max_grad_norm, loss=None):
+    """:func:`clipped_gradient_sum` of raw rows: the block function of both
+    gradient mechanisms.
 
-    The block function of a DP-SGD step
-    (:meth:`~skdp.utils._row_source.RowSource.subsample_sum`): ``X, y`` are
-    the sampled raw rows of consecutive blocks, block ``s``'s from
-    ``starts[s]``; each block's rows are bounded and their targets read
-    (``spec``), each row's gradient clipped to ``max_grad_norm``, and the
-    clipped gradients of each run summed. Returns an array of shape
-    ``(len(starts), n_models, d)``.
-
-    Every operation is elementwise or within one row (the margins are
-    summed along the row, not by a matrix product across rows), and a
-    run's gradients are added one row after another, so a run's result
-    does not depend on the other runs it is computed with: the in-memory
-    fit (all runs at once) and a dask worker (one block's run) compute
-    bitwise the same sums.
+    Bounds the rows and reads their targets (``spec``), then sums their
+    gradients clipped to ``max_grad_norm``: over a row block for full-batch
+    gradient descent (:meth:`~skdp.utils._row_source.RowSource.block_sum`),
+    over a chunk of a Poisson subsample for DP-SGD
+    (:meth:`~skdp.utils._row_source.RowSource.subsample_sum`).
     """
-    Z, T = spec.rows(X), spec.targets(y)
-    loss = LogisticLoss() if loss is None else loss
-    if sp.issparse(Z):
-        margins, norms = np.asarray(Z @ W.T), _norms(Z)
-    else:
-        # Within each row (einsum sums a row's products in one loop of d).
-        margins = np.einsum("ij,kj->ik", Z, W)
-        norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
-    slopes = loss.slope(margins, T)
-    gradient_norms = np.sqrt(np.einsum("ij,ij->i", slopes, slopes)) * norms
-    # min(1, max_grad_norm / norm), without dividing by a vanishing norm.
-    weights = (
-        slopes * (max_grad_norm / np.maximum(gradient_norms, max_grad_norm))[:, None]
-    )
-    if sp.issparse(Z):
-        lengths = np.diff(starts, append=Z.shape[0])
-        runs = np.repeat(np.arange(starts.size), lengths)
-        out = np.empty((starts.size, *W.shape))
-        for k in range(W.shape[0]):
-            pick = sp.csr_matrix(
-                (weights[:, k], (runs, np.arange(Z.shape[0]))),
-                shape=(starts.size, Z.shape[0]),
-            )
-            out[:, k, :] = (pick @ Z).toarray()
-        return out
-    return run_sums(weights[:, :, None] * Z[:, None, :], starts)
-
-
-def run_sums(terms: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Each run's terms added one after another: ``((t_0 + t_1) + t_2) + ...``.
-
-    ``terms[starts[s]:starts[s + 1]]`` is run ``s``. All runs are added at
-    once, position by position: the terms are put in position-major order
-    with the runs by decreasing length, so that the runs that still have a
-    term at position ``j`` are a prefix, and ``total[:count] += ...`` adds
-    them. Each run's result is thus its own terms added in order, bitwise
-    what a dask block computes for that run alone.
-    """
-    m, n_runs = terms.shape[0], starts.size
-    if n_runs == 0:
-        return np.zeros((0, *terms.shape[1:]))
-    lengths = np.diff(starts, append=m)
-    by_length = np.argsort(-lengths, kind="stable")
-    rank = np.empty(n_runs, dtype=np.int64)
-    rank[by_length] = np.arange(n_runs)
-    position = np.arange(m) - np.repeat(starts, lengths)
-    ordered = terms[np.argsort(position * n_runs + np.repeat(rank, lengths))]
-    alive = np.bincount(position)  # runs with a term at each position
-    total = ordered[: alive[0]].copy()
-    offset = int(alive[0])
-    for count in alive[1:].tolist():
-        total[:count] += ordered[offset : offset + count]
-        offset += count
-    out = np.empty_like(total)
-    out[by_length] = total
-    return out
+    return clipped_gradient_sum(spec.rows(X), spec.targets(y), W, max_grad_norm, loss)
 
 
 def default_learning_rate(
@@ -525,15 +464,15 @@ def run_dpsgd(rows, spec, plan: DPSGDPlan, source) -> np.ndarray:
     (:meth:`~skdp.utils.RandomSource.poisson_subsample`: every row kept
     independently with probability ``q``, from the operating system's
     CSPRNG unless seeded), then the rows it selects are summed where they
-    are: :meth:`~skdp.utils._row_source.RowSource.subsample_sum` hands each
-    dask block the positions of its selected rows (random numbers, not
-    data) and returns only the tree's total. So the same ``random_state``
-    draws the same subsamples and noise in memory and on dask, and the sums
-    are bitwise equal (:func:`sampled_clipped_sums`): the same model. On
-    dask each step is one pass of tasks, ``T`` passes in all (``T =
-    ceil(epochs / q)``, thousands at the default batch size on large
-    data); full-batch gradient descent (``batch_size='full'``) needs only
-    ``epochs`` passes.
+    are: :meth:`~skdp.utils._row_source.RowSource.subsample_sum` gathers
+    them from their blocks on the workers (the positions sent are random
+    numbers, not data), computes the clipped sum there on the same array
+    the in-memory fit computes it on, and returns only the total. So the
+    same ``random_state`` draws the same subsamples and noise in memory and
+    on dask, and the sums are bitwise equal: the same model. On dask each
+    step is one round of tasks, ``T`` in all (``T = ceil(epochs / q)``,
+    thousands at the default batch size on large data); full-batch
+    gradient descent (``batch_size='full'``) needs only ``epochs`` passes.
     """
     n = rows.n_samples
     d = spec.n_coef
@@ -544,13 +483,7 @@ def run_dpsgd(rows, spec, plan: DPSGDPlan, source) -> np.ndarray:
     for step in range(plan.steps):
         batch = source.poisson_subsample(n, plan.sampling_rate)
         clipped_sum = rows.subsample_sum(
-            sampled_clipped_sums,
-            batch,
-            spec,
-            W,
-            plan.max_grad_norm,
-            plan.loss,
-            shape=W.shape,
+            clipped_rows_sum, batch, spec, W, plan.max_grad_norm, plan.loss
         )
         noisy_sum = add_noise(plan.noise, clipped_sum, source)
         gradient = noisy_sum / expected_batch + W / (n * plan.C)

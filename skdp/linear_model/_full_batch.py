@@ -40,12 +40,11 @@ from ._dpsgd import (
     MAX_STEPS,
     _project,
     calibrate_dpsgd_noise_multiplier,
-    clipped_gradient_sum,
+    clipped_rows_sum,
     default_learning_rate,
 )
 from ._feasibility import check_magnitudes
 from ._losses import LogisticLoss, MarginLoss
-from ._problems import blas_single_thread
 
 __all__ = [
     "FULL_BATCH_GD",
@@ -246,12 +245,6 @@ def plan_full_batch_gd(
     )
 
 
-@blas_single_thread
-def _clipped_block(X, y, spec, W, clip, loss):
-    """:func:`~skdp.linear_model._dpsgd.clipped_gradient_sum` of a block."""
-    return clipped_gradient_sum(spec.rows(X), spec.targets(y), W, clip, loss)
-
-
 def run_full_batch_gd(rows, spec, plan: FullBatchGDPlan, source) -> np.ndarray:
     """Run a planned full-batch noisy gradient descent; the last iterate.
 
@@ -272,7 +265,9 @@ def run_full_batch_gd(rows, spec, plan: FullBatchGDPlan, source) -> np.ndarray:
     W = np.zeros((n_models, d))
     V = W  # the point where the gradient is taken (Nesterov's look-ahead)
     for step in range(plan.steps):
-        clipped = rows.block_sum(_clipped_block, spec, V, plan.max_grad_norm, plan.loss)
+        clipped = rows.block_sum(
+            clipped_rows_sum, spec, V, plan.max_grad_norm, plan.loss
+        )
         noisy_sum = add_noise(plan.noise, clipped, source)
         gradient = noisy_sum / n + V / (n * plan.C)
         W_next = _project(V - plan.learning_rate * gradient, plan.radius)

@@ -327,9 +327,10 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
     noise vector and subsample; the workers only sum. ``'objective'`` and
     ``'output'`` run the certified solver on worker-side sums (a pass per
     Newton step, line-search trial or Hessian product); full-batch
-    gradient descent is one pass per step; DP-SGD one pass of tasks per
-    step, to the blocks that hold sampled rows (``ceil(epochs / q)``
-    passes: prefer ``batch_size='full'`` on large data). A worker failure
+    gradient descent is one pass per step; DP-SGD one round of tasks per
+    step, which gathers the sampled rows from their blocks on the workers
+    (``ceil(epochs / q)`` rounds: prefer ``batch_size='full'`` on large
+    data). A worker failure
     after the charge raises :class:`~skdp.exceptions.ChargedFitError`: the
     spend stands. Prefer ``X.persist()`` when the data fits in the
     cluster's memory.

@@ -23,12 +23,11 @@ On dask, only the block functions run on the workers; only their sums
 (never rows) come back to the client, where the plan is made, the budget
 charged and the noise drawn.
 
-:meth:`RowSource.subsample_sum` is the same sum over a subsample of the
-rows (DP-SGD's Poisson batches): the client draws the subsample and sends
-each block the positions of its selected rows; a *row-wise* block function
-then gives bitwise the same sum in memory, where all blocks' selected rows
-are evaluated in a few vectorised calls, and on dask, one task per block
-with selected rows.
+:meth:`RowSource.subsample_sum` is a sum over a subsample of the rows
+(DP-SGD's Poisson batches): the client draws the subsample; its rows, cut
+into consecutive chunks, are gathered from their blocks (on the workers,
+for dask) and each chunk is handed to the function whole, so memory and
+dask compute bitwise the same chunk results and add them by the same tree.
 """
 
 from __future__ import annotations
@@ -50,15 +49,15 @@ __all__ = [
     "canonical_block_rows",
     "row_source",
     "tree_sum",
-    "tree_sum_stacked",
 ]
 
 #: Fewest rows of a canonical block.
 MIN_BLOCK_ROWS = 1024
 #: Fan-in of the tree that adds the blocks' results.
 TREE_FAN_IN = 8
-#: Most rows :meth:`RowSource.subsample_sum` hands one in-memory call
-#: (whole blocks' runs, at least one), which bounds its temporaries.
+#: Rows of a chunk of a subsample (:meth:`RowSource.subsample_sum`): at
+#: most this many selected rows are handed to one call, which bounds its
+#: temporaries.
 SUBSAMPLE_CALL_ROWS = 16 * MIN_BLOCK_ROWS
 
 
@@ -103,50 +102,14 @@ def tree_sum(parts: list, fan_in: int = TREE_FAN_IN):
     return parts[0]
 
 
-def tree_sum_stacked(parts: np.ndarray, fan_in: int = TREE_FAN_IN) -> np.ndarray:
-    """:func:`tree_sum` of the float arrays ``parts[0], parts[1], ...``, vectorised.
-
-    The same tree (groups of ``fan_in`` consecutive values, each added left
-    to right, level after level) computed with one array operation per
-    position in a group, so it is bitwise :func:`tree_sum`'s result (float
-    addition is elementwise) at a cost independent of the number of parts'
-    Python objects.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skdp.utils._row_source import tree_sum, tree_sum_stacked
-    >>> parts = np.random.default_rng(0).normal(size=(100, 3)) * 1e10
-    >>> bool(np.array_equal(tree_sum_stacked(parts), tree_sum(list(parts))))
-    True
-    """
-    parts = np.asarray(parts, dtype=np.float64)
-    while parts.shape[0] > 1:
-        full, rest = divmod(parts.shape[0], fan_in)
-        groups = []
-        if full:
-            head = parts[: full * fan_in].reshape(full, fan_in, *parts.shape[1:])
-            total = head[:, 0].copy()
-            for j in range(1, fan_in):
-                total += head[:, j]
-            groups.append(total)
-        if rest:
-            tail = parts[full * fan_in :]
-            total = tail[:1].copy()
-            for j in range(1, rest):
-                total += tail[j : j + 1]
-            groups.append(total)
-        parts = groups[0] if len(groups) == 1 else np.concatenate(groups)
-    return parts[0]
-
-
-def _segments(indices: np.ndarray, block_rows: int, n_blocks: int):
-    """Blocks holding sorted row ``indices``, and where each block's run starts/ends."""
-    edges = np.empty(n_blocks + 1, dtype=np.int64)
-    edges[0], edges[-1] = 0, indices.size
-    edges[1:-1] = np.searchsorted(indices, np.arange(1, n_blocks) * block_rows)
-    blocks = np.flatnonzero(edges[1:] > edges[:-1])
-    return blocks, edges[blocks], edges[blocks + 1]
+def _chunks(indices: np.ndarray):
+    """Consecutive chunks of at most SUBSAMPLE_CALL_ROWS selected rows (one if none)."""
+    if indices.size == 0:
+        return [indices]
+    return [
+        indices[i : i + SUBSAMPLE_CALL_ROWS]
+        for i in range(0, indices.size, SUBSAMPLE_CALL_ROWS)
+    ]
 
 
 class RowSource:
@@ -210,48 +173,27 @@ class RowSource:
         """
         return [_call_on_block(func, X, y, args) for X, y in self._blocks()]
 
-    def subsample_sum(self, func: Callable[..., Any], indices, *args: Any, shape):
-        """The block sum of ``func`` over the rows ``indices`` only.
+    def subsample_sum(self, func: Callable[..., Any], indices, *args: Any):
+        """``sum over chunks of func(X[chunk], y[chunk], *args)``: a subsample's sum.
 
-        ``indices`` are sorted distinct row numbers (a subsample, say).
-        Each block ``b`` contributes ``func(X_s, y_s, [0], *args)[0]``, with
-        ``X_s, y_s`` its selected rows (C-ordered NumPy, or CSR), or zeros
-        of ``shape`` when none of its rows is selected; the blocks'
-        contributions are added by the canonical tree, as in
-        :meth:`block_sum`.
-
-        ``func(X, y, starts, *args)`` receives the selected rows of several
-        consecutive blocks at once, block ``s``'s run from ``starts[s]`` to
-        the next start, and returns one result per run (an array of shape
-        ``(len(starts), *shape)``). It must be *row-wise*: a run's result
-        depends only on that run's rows, computed with elementwise
-        operations and reductions within a row (no matrix product across
-        rows, whose rounding depends on how many rows it is given). Then an
-        in-memory source evaluates all the runs in a few calls (at most
-        :data:`SUBSAMPLE_CALL_ROWS` rows each) and a dask source one per
-        block on the workers, with bitwise the same result. Only blocks
-        with selected rows get a task.
+        ``indices`` are sorted distinct row numbers (a subsample, say). They
+        are cut into consecutive chunks of at most
+        :data:`SUBSAMPLE_CALL_ROWS` (one empty chunk when there are none);
+        ``func`` receives each chunk's rows whole (C-ordered NumPy, or CSR,
+        in the order of ``indices``), and the chunks' results are added by
+        the canonical tree (:func:`tree_sum`). A dask source gathers a
+        chunk's rows from their blocks on the workers and calls ``func``
+        there on the same array, so the sum is bitwise the in-memory one,
+        whatever ``func`` computes; only the total comes back.
         """
         indices = np.asarray(indices, dtype=np.int64)
-        parts = np.zeros((self.n_blocks, *shape))
-        if indices.size == 0:
-            return tree_sum_stacked(parts)
-        blocks, starts, ends = _segments(indices, self.block_rows, self.n_blocks)
-        first = 0
-        while first < starts.size:
-            # Whole runs, at most SUBSAMPLE_CALL_ROWS rows (one run at least).
-            last = starts.size
-            if indices.size - starts[first] > SUBSAMPLE_CALL_ROWS:
-                limit = starts[first] + SUBSAMPLE_CALL_ROWS
-                last = max(first + 1, int(np.searchsorted(ends, limit, side="right")))
-            lo, hi = starts[first], ends[last - 1]
-            chosen = indices[lo:hi]
-            X = self.X[chosen]
+        parts = []
+        for chunk in _chunks(indices):
+            X = self.X[chunk]
             X = X if sp.issparse(X) else np.ascontiguousarray(X)
-            y = None if self.y is None else np.ascontiguousarray(self.y[chosen])
-            parts[blocks[first:last]] = func(X, y, starts[first:last] - lo, *args)
-            first = last
-        return tree_sum_stacked(parts)
+            y = None if self.y is None else np.ascontiguousarray(self.y[chunk])
+            parts.append(func(X, y, *args))
+        return tree_sum(parts)
 
     def rows(self):
         """All of ``X`` (and ``y``) in this process: in-memory sources only."""
@@ -306,38 +248,31 @@ class DaskRowSource(RowSource):
         parts = [call(func, x, y, args) for x, y in self._delayed_blocks()]
         return list(dask.compute(*parts))
 
-    def subsample_sum(self, func: Callable[..., Any], indices, *args: Any, shape):
+    def subsample_sum(self, func: Callable[..., Any], indices, *args: Any):
         import dask
 
         indices = np.asarray(indices, dtype=np.int64)
-        blocks_of = np.zeros(self.n_blocks, dtype=bool)
-        local: dict[int, np.ndarray] = {}
-        if indices.size:
-            blocks, starts, ends = _segments(indices, self.block_rows, self.n_blocks)
-            for block, lo, hi in zip(blocks, starts, ends, strict=True):
-                local[int(block)] = indices[lo:hi] - int(block) * self.block_rows
-            blocks_of[blocks] = True
-        call = dask.delayed(_call_on_subset, pure=True)
+        blocks = self._delayed_blocks()
+        take = dask.delayed(_take_rows, pure=True)
+        call = dask.delayed(_call_on_pieces, pure=True)
         parts = []
-        for b, (x, y) in enumerate(self._delayed_blocks()):
-            if blocks_of[b]:
-                parts.append(call(func, x, y, local[b], args))
-            else:
-                parts.append(np.zeros(shape))
+        for chunk in _chunks(indices):
+            # The chunk's rows, block by block, in the order of `indices`.
+            owners = chunk // self.block_rows
+            pieces = []
+            for b in np.unique(owners) if chunk.size else [0]:
+                local = chunk[owners == b] - int(b) * self.block_rows
+                x, y = blocks[int(b)]
+                pieces.append(take(x, y, local))
+            parts.append(call(func, pieces, args))
         add = dask.delayed(add_all, pure=True)
         while len(parts) > 1:
-            groups = [
-                parts[i : i + TREE_FAN_IN] for i in range(0, len(parts), TREE_FAN_IN)
-            ]
-            # A node of zeros only is added here (bitwise what a task would do).
             parts = [
-                add_all(*group)
-                if all(isinstance(p, np.ndarray) for p in group)
-                else add(*group)
-                for group in groups
+                add(*parts[i : i + TREE_FAN_IN])
+                for i in range(0, len(parts), TREE_FAN_IN)
             ]
         (total,) = dask.compute(parts[0])
-        return np.asarray(total, dtype=np.float64)
+        return total
 
     def rows(self):
         raise TypeError(
@@ -357,12 +292,20 @@ def _call_on_block(func, X, y, args):
     return func(X, y, *args)
 
 
-def _call_on_subset(func, X, y, chosen, args):
-    # The selected rows of one block, C-ordered, as one run.
-    X = np.ascontiguousarray(np.asarray(X)[chosen])
-    if y is not None:
-        y = np.ascontiguousarray(np.asarray(y)[chosen])
-    return func(X, y, np.zeros(1, dtype=np.int64), *args)[0]
+def _take_rows(X, y, chosen):
+    # The selected rows of one block (on its worker).
+    X = np.asarray(X)[chosen]
+    return X, None if y is None else np.asarray(y)[chosen]
+
+
+def _call_on_pieces(func, pieces, args):
+    # One chunk of a subsample: its rows as one C-ordered array, the same
+    # array an in-memory source hands ``func``.
+    X = np.ascontiguousarray(np.concatenate([x for x, _ in pieces]))
+    y = None
+    if pieces[0][1] is not None:
+        y = np.ascontiguousarray(np.concatenate([y for _, y in pieces]))
+    return func(X, y, *args)
 
 
 def row_source(X, y=None, *, block_rows: int | None = None) -> RowSource:

@@ -416,29 +416,32 @@ def test_full_batch_gd_on_dask_matches_its_run_on_the_bounded_rows():
     np.testing.assert_allclose(clf.coef_, 5.0 * W[0, :D], rtol=0, atol=1e-9)
 
 
-def test_dpsgd_on_dask_runs_only_the_blocks_with_sampled_rows():
-    # 3 blocks of 1024 rows; a rate of 1e-4 leaves most steps with no row
-    # in some block, whose task is never built (its contribution is 0).
-    from skdp.linear_model._dpsgd import sampled_clipped_sums
+def test_dpsgd_on_dask_reads_only_the_blocks_with_sampled_rows(monkeypatch):
+    # 3 blocks of 1024 rows; rows sampled from blocks 0 and 2 only: block 1
+    # gets no task, and the chunk's sum is the in-memory one.
+    import skdp.utils._row_source as module
+    from skdp.linear_model._dpsgd import clipped_rows_sum
     from skdp.utils._row_source import DaskRowSource
 
-    calls = []
+    taken = []
+    take = module._take_rows
 
-    def counting(X_rows, y_rows, starts, *args):
-        calls.append(len(X_rows))
-        return sampled_clipped_sums(X_rows, y_rows, starts, *args)
+    def counting(X, y, chosen):
+        taken.append(chosen.tolist())
+        return take(X, y, chosen)
 
+    monkeypatch.setattr(module, "_take_rows", counting)
     rng = np.random.default_rng(0)
     big = rng.normal(size=(3000, 3))
     rows = row_source(_dask(big, 600), _dask(np.ones(3000), 600))
     assert isinstance(rows, DaskRowSource) and rows.n_blocks == 3
     spec = RowSpec(data_norm=1.0, intercept=0.5, bounds=(-2.0, 2.0), n_features=3)
     W = rng.normal(size=(1, 4))
-    chosen = np.array([5, 17, 2500])  # blocks 0 and 2
-    total = rows.subsample_sum(counting, chosen, spec, W, 0.3, None, shape=(1, 4))
-    assert sorted(calls) == [1, 2]  # one task per block with sampled rows
+    chosen = np.array([5, 17, 2500])
+    total = rows.subsample_sum(clipped_rows_sum, chosen, spec, W, 0.3, None)
+    assert sorted(taken) == [[5, 17], [452]]  # 2500 is row 452 of block 2
     memory = row_source(big, np.ones(3000)).subsample_sum(
-        sampled_clipped_sums, chosen, spec, W, 0.3, None, shape=(1, 4)
+        clipped_rows_sum, chosen, spec, W, 0.3, None
     )
     assert np.array_equal(total, memory)
 

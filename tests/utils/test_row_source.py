@@ -102,71 +102,45 @@ def test_a_dask_source_never_hands_its_rows_to_the_client():
         rows.rows()
 
 
-def test_the_stacked_tree_is_the_tree_bitwise():
-    from skdp.utils._row_source import tree_sum_stacked
-
-    rng = np.random.default_rng(3)
-    for n_parts in (1, 2, 7, 8, 9, 64, 65, 1000):
-        parts = rng.normal(size=(n_parts, 2, 3)) * 10.0 ** rng.integers(
-            -8, 8, size=(n_parts, 1, 1)
-        )
-        assert np.array_equal(tree_sum_stacked(parts), tree_sum(list(parts)))
-
-
-def _run_sums(X, y, starts, scale):
-    # Row-wise: a row's term depends on that row; a run's terms are added
-    # one row after another.
-    terms = X * (scale * y)[:, None]
-    lengths = np.diff(np.r_[starts, len(X)])
-    out = terms[starts].copy()
-    for j in range(1, int(lengths.max(initial=0))):
-        longer = np.flatnonzero(lengths > j)
-        out[longer] += terms[starts[longer] + j]
-    return out
-
-
-def _reference(X, y, chosen, block_rows, scale):
-    """The subsample's sum by the definition: one run per block, the tree."""
-    parts = []
-    for start in range(0, len(X), block_rows):
-        mine = chosen[(chosen >= start) & (chosen < start + block_rows)]
-        if mine.size:
-            parts.append(_run_sums(X[mine], y[mine], np.array([0]), scale)[0])
-        else:
-            parts.append(np.zeros(X.shape[1]))
-    return tree_sum(parts)
+def _clipped_sum(X, y, scale):
+    # A BLAS product over the chunk: rounding that depends on the whole
+    # array, which memory and dask must hand over alike.
+    weights = np.minimum(1.0, scale / np.maximum(np.abs(y), 1e-300))
+    return X.T @ (weights * y)
 
 
 @pytest.mark.parametrize("rate", [0.0, 0.001, 0.05, 0.9])
-def test_subsample_sums_are_the_same_in_memory_and_on_dask(rate):
+def test_subsample_sums_are_the_same_in_memory_and_on_dask(rate, monkeypatch):
+    import skdp.utils._row_source as module
+
+    monkeypatch.setattr(module, "SUBSAMPLE_CALL_ROWS", 5000)  # several chunks
     X, y = _data(n=20000)
     chosen = np.flatnonzero(np.random.default_rng(1).random(20000) < rate)
-    rows = row_source(X, y)
-    memory = rows.subsample_sum(_run_sums, chosen, 0.5, shape=(3,))
-    # 20000 rows in 20 blocks; every call takes whole runs, SUBSAMPLE_CALL_ROWS
-    # rows at most, and the result is that of one run per block.
-    assert np.array_equal(memory, _reference(X, y, chosen, rows.block_rows, 0.5))
+    memory = row_source(X, y).subsample_sum(_clipped_sum, chosen, 0.5)
+    # By the definition: chunks of 5000 selected rows, the canonical tree.
+    chunks = [chosen[i : i + 5000] for i in range(0, max(chosen.size, 1), 5000)]
+    expected = tree_sum([_clipped_sum(X[c], y[c], 0.5) for c in chunks])
+    assert np.array_equal(memory, expected)
     da = pytest.importorskip("dask.array")
     import dask
 
     with dask.config.set(scheduler="synchronous"):
         on_dask = row_source(
             da.from_array(X, chunks=(3000, 3)), da.from_array(y, chunks=3000)
-        ).subsample_sum(_run_sums, chosen, 0.5, shape=(3,))
+        ).subsample_sum(_clipped_sum, chosen, 0.5)
     assert np.array_equal(on_dask, memory)
     if rate == 0.0:
         assert np.array_equal(memory, np.zeros(3))
 
 
-def test_subsample_sum_hands_blocks_their_own_rows():
+def test_subsample_sum_hands_the_chunk_its_rows_in_order():
     X = np.arange(5000.0)[:, None] * np.ones((1, 2))
     seen = []
 
-    def record(X_rows, y_rows, starts):
-        seen.append((X_rows[:, 0].tolist(), starts.tolist()))
-        return np.zeros((len(starts), 1))
+    def record(X_rows, y_rows):
+        seen.append(X_rows[:, 0].tolist())
+        return np.zeros(1)
 
     chosen = np.array([3, 1023, 1024, 4999])
-    row_source(X).subsample_sum(record, chosen, shape=(1,))
-    # One call (few rows): blocks 0, 1 and 4 as three runs.
-    assert seen == [([3.0, 1023.0, 1024.0, 4999.0], [0, 2, 3])]
+    row_source(X).subsample_sum(record, chosen)
+    assert seen == [[3.0, 1023.0, 1024.0, 4999.0]]
