@@ -179,12 +179,14 @@ def bounded_rows(X, data_norm: float | None, intercept: float = 0.0):
     X = np.ascontiguousarray(X, dtype=np.float64)
     n, d = X.shape
     Z = np.empty((n, d + (1 if intercept else 0)))
-    if data_norm is None:
-        Z[:, :d] = X
-    else:
+    Z[:, :d] = X
+    if data_norm is not None:
         bound = float(data_norm)
         factor = _bound_factor(_bounded_norms(X, bound), bound)
-        np.multiply(X, factor[:, None], out=Z[:, :d])
+        # Only the rows beyond the bound change (a factor of 1 is exact).
+        beyond = np.flatnonzero(factor < 1.0)
+        if beyond.size:
+            Z[beyond, :d] = X[beyond] * factor[beyond, None]
     if intercept:
         Z[:, d] = intercept
     return Z
