@@ -146,10 +146,11 @@ def logistic(method, seed, steps=100):
     from skdp.linear_model import DPLogisticRegression
 
     delta = None if method != "gradient" else DELTA
-    # max_iter is the number of full-batch steps of 'gradient' on dask (one
-    # pass over the data each); in memory 'gradient' is DP-SGD (epochs).
+    # 'gradient' runs full-batch noisy gradient descent (batch_size='full'),
+    # `steps` passes over the data, in memory and on dask alike.
+    gradient = dict(batch_size="full", epochs=steps) if method == "gradient" else {}
     return DPLogisticRegression(
-        max_iter=steps if method == "gradient" else 100,
+        **gradient,
         epsilon=EPSILON,
         delta=delta,
         method=method,

@@ -20,8 +20,9 @@ from ..accounting._events import ComposedEvent
 from ..mechanisms import NoisePlan, add_noise, plan_gaussian
 from ..mechanisms._additive import grid_gaussian_noise_multiplier
 from ..utils._feasibility import check_magnitudes, check_memory
+from ._problems import blas_single_thread
 
-__all__ = ["AdaSSPPlan", "plan_adassp", "run_adassp"]
+__all__ = ["AdaSSPPlan", "plan_adassp", "run_adassp", "run_adassp_on_sums"]
 
 #: Failure probability of the high-probability bounds that set the ridge.
 FAILURE_PROBABILITY = 0.05
@@ -225,8 +226,24 @@ def noisy_gram_matrix(gram: np.ndarray, noise: NoisePlan, source) -> np.ndarray:
     return noisy
 
 
-def run_adassp(Z: np.ndarray, t: np.ndarray, plan: AdaSSPPlan, source) -> np.ndarray:
-    """Release the coefficients ``v`` of a ridge fit of ``t`` on ``Z``.
+@blas_single_thread
+def _gram_and_moment(X, y, spec):
+    """``Z^T Z`` (dense) and ``Z^T t`` of a block's bounded rows."""
+    Z, t = spec.rows(X), spec.targets(y)[:, 0]
+    gram = Z.T @ Z
+    # A CSR Z gives a sparse Gram matrix; the plan has checked that its dense
+    # d x d form (noise makes every entry nonzero) fits in memory.
+    gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
+    return gram, np.asarray(Z.T @ t).ravel()
+
+
+def run_adassp(rows, spec, plan: AdaSSPPlan, source) -> np.ndarray:
+    """Release the coefficients ``v`` of a ridge fit of the targets on the rows.
+
+    ``rows`` is a :class:`~skdp.utils._row_source.RowSource` and ``spec``
+    its :class:`~skdp.linear_model._rows.RowSpec` (one target column):
+    ``Z^T Z`` and ``Z^T t`` are one block sum, in memory or on dask, then
+    :func:`run_adassp_on_sums` releases the model.
 
     Returns
     -------
@@ -257,15 +274,12 @@ def run_adassp(Z: np.ndarray, t: np.ndarray, plan: AdaSSPPlan, source) -> np.nda
 
     The probabilities concern accuracy only; privacy holds always.
     """
-    gram = Z.T @ Z
-    # A CSR Z gives a sparse Gram matrix; the plan has checked that its dense
-    # d x d form (noise makes every entry nonzero) fits in memory.
-    gram = gram.toarray() if sp.issparse(gram) else gram
-    return run_adassp_on_sums(gram, np.asarray(Z.T @ t).ravel(), plan, source)
+    gram, moment = rows.block_sum(_gram_and_moment, spec)
+    return run_adassp_on_sums(gram, moment, plan, source)
 
 
 def run_adassp_on_sums(gram, moment, plan: AdaSSPPlan, source) -> np.ndarray:
-    """:func:`run_adassp` from ``Z^T Z`` and ``Z^T t`` (e.g. summed on workers)."""
+    """:func:`run_adassp` from the sums ``Z^T Z`` and ``Z^T t``."""
     d = plan.n_features
     smallest = float(np.linalg.eigvalsh(gram)[0])
     noisy_smallest = float(add_noise(plan.eigenvalue_noise, [smallest], source)[0])

@@ -1,10 +1,17 @@
 """The private-ERM core shared by skdp's linear models.
 
 :class:`_BaseDPLinear` holds what every private linear model does, whatever
-its loss: bound the rows to a public norm, append the intercept column,
-plan objective perturbation, output perturbation or DP-SGD against the
-model's :class:`~skdp.linear_model._losses.MarginLoss`, and turn the
-released coefficients into ``coef_`` and ``intercept_``. A model supplies
+its loss: validate the input into a :class:`~skdp.utils._row_source.
+RowSource` (rows in memory, dense or CSR, or in a dask collection) and a
+:class:`~skdp.linear_model._rows.RowSpec` (the public row bound, the
+intercept column, how labels become targets), plan objective perturbation,
+output perturbation, DP-SGD or full-batch gradient descent against the
+model's :class:`~skdp.linear_model._losses.MarginLoss` from public
+quantities, and turn the released coefficients into ``coef_`` and
+``intercept_``. Every method then reads the rows only through block sums,
+the same on every backend: where the rows are changes how the input is
+validated (``validate_data`` in memory, one pass of facts on dask,
+:mod:`~skdp.linear_model._dask_input`) and nothing else. A model supplies
 its loss, how it reads its targets and what it predicts.
 """
 
@@ -22,6 +29,7 @@ from ..base import FitPlan, PrivateEstimatorMixin
 from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_magnitudes
 from ..utils._labels import resolve_classes
+from ..utils._row_source import RowSource, row_source
 from ..utils._sklearn_compat import (
     HasMethods,
     Integral,
@@ -29,21 +37,22 @@ from ..utils._sklearn_compat import (
     Real,
     StrOptions,
     check_is_fitted,
-    threadpool_limits,
     validate_data,
 )
-from ._dask import (
+from ._dask_input import ValidatedInput, prepare_dask_input
+from ._dpsgd import plan_dpsgd, run_dpsgd
+from ._full_batch import (
+    DPSGD,
     FULL_BATCH_GD,
     FullBatchGDPlan,
-    RowBlocks,
     plan_full_batch_gd,
-    prepare_dask_input,
     run_full_batch_gd,
+    uses_full_batch,
 )
-from ._dpsgd import plan_dpsgd, run_dpsgd
 from ._objective import plan_objective, run_objective
 from ._output import plan_output, run_output
-from ._rows import as_csr, bound_rows, row_norms, with_constant_column
+from ._problems import one_blas_thread
+from ._rows import RowSpec, as_csr, bound_rows, row_norms
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -56,10 +65,15 @@ DEFAULT_GRADIENT_DELTA = 1e-5
 
 @dataclass(frozen=True)
 class _LinearInput:
-    """Validated data of one fit and the public facts its plan reads."""
+    """Validated data of one fit and the public facts its plan reads.
 
-    Z: np.ndarray | sp.csr_matrix
-    Y: np.ndarray
+    ``rows`` holds the validated rows and labels (in memory or on dask),
+    ``spec`` how a block of them becomes the problem's rows ``Z`` and
+    targets ``Y``: no bounded copy of the data is made.
+    """
+
+    rows: RowSource
+    spec: RowSpec
     classes: np.ndarray | None
     data_norm: float
     intercept: float
@@ -67,6 +81,37 @@ class _LinearInput:
     n_features: int
     delta: float
     extra: dict | None = None
+
+    @property
+    def n_samples(self) -> int:
+        return self.rows.n_samples
+
+    @property
+    def n_coef(self) -> int:
+        """Columns of ``Z``: the features and the intercept column."""
+        return self.spec.n_coef
+
+    @property
+    def n_outputs(self) -> int:
+        """Models fitted: one, or one per class beyond two."""
+        classes = self.classes
+        return 1 if classes is None or classes.size == 2 else int(classes.size)
+
+    @property
+    def Z(self):
+        """The bounded rows with their intercept column (in memory only).
+
+        A working copy of ``X``, made on each access: for inspection and
+        tests; fits never build it.
+        """
+        X, _ = self.rows.rows()
+        return self.spec.rows(X)
+
+    @property
+    def Y(self) -> np.ndarray:
+        """The targets, one column per model (in memory only)."""
+        _, y = self.rows.rows()
+        return self.spec.targets(y)
 
 
 class _BaseDPLinear(PrivateEstimatorMixin):
@@ -88,7 +133,10 @@ class _BaseDPLinear(PrivateEstimatorMixin):
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [
+            Interval(Integral, 1, None, closed="left"),
+            StrOptions({"full"}),
+        ],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither"), None],
@@ -127,18 +175,49 @@ class _BaseDPLinear(PrivateEstimatorMixin):
     def _resolve_classes(self, y) -> np.ndarray:
         return resolve_classes(y, self.classes, type(self).__name__)
 
-    def _bound_rows(self, X) -> tuple[np.ndarray, float]:
-        """Rows scaled to norm at most ``data_norm`` (see ``bound_rows``)."""
-        return bound_rows(X, self.data_norm)
-
-    def _targets(self, y):  # pragma: no cover - abstract
-        """``(Y, classes, extra)``: the targets as a matrix of margins' labels."""
+    def _read_targets(self, y):  # pragma: no cover - abstract
+        """``(classes, bounds)`` of the targets, read or checked before the charge."""
         raise NotImplementedError
 
     def _prepare_fit(self, X, y=None):
-        """Validated, clipped data and the public facts the plan reads."""
+        """Validated rows, how to bound them, and the public facts of the plan."""
+        delta = self._resolve_delta()
         if is_dask_collection(X) or is_dask_collection(y):
-            return self._prepare_dask_fit(X, y)
+            found = prepare_dask_input(self, X, y)
+        else:
+            found = self._prepare_memory_input(X, y)
+        intercept = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        check_magnitudes(
+            type(self).__name__,
+            data_norm=found.data_norm,
+            intercept_scaling=intercept,
+        )
+        spec = RowSpec(
+            data_norm=None if found.read_norm else found.data_norm,
+            intercept=intercept,
+            classes=found.classes,
+            bounds=found.bounds,
+            n_features=found.n_features,
+        )
+        return _LinearInput(
+            rows=found.rows,
+            spec=spec,
+            classes=found.classes,
+            data_norm=found.data_norm,
+            intercept=intercept,
+            row_norm=math.hypot(found.data_norm, intercept),
+            n_features=found.n_features,
+            delta=delta,
+            extra=None if found.bounds is None else {"bounds": found.bounds},
+        )
+
+    def _prepare_memory_input(self, X, y) -> ValidatedInput:
+        """The in-memory form of :func:`~._dask_input.prepare_dask_input`.
+
+        ``validate_data`` (float64, dense or CSR, finite), the targets'
+        classes or bounds, and the row-norm bound (read from ``X`` with a
+        warning when ``data_norm=None``); the rows are not copied.
+        """
         X, y = validate_data(
             self,
             X,
@@ -147,120 +226,66 @@ class _BaseDPLinear(PrivateEstimatorMixin):
             dtype=np.float64,
             y_numeric=self._y_numeric,
         )
-        delta = self._resolve_delta()
-        Y, classes, extra = self._targets(y)
-        X, bound = self._bound_rows(X)
-        intercept = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        check_magnitudes(
-            type(self).__name__,
-            data_norm=bound,
-            intercept_scaling=intercept,
-        )
-        row_norm = math.hypot(bound, intercept)
+        classes, bounds = self._read_targets(y)
         X = as_csr(X) if sp.issparse(X) else X
-        Z = with_constant_column(X, intercept) if intercept else X
-        return _LinearInput(
-            Z=Z,
-            Y=Y,
+        read_norm = self.data_norm is None
+        _, data_norm = bound_rows(X, None) if read_norm else (X, float(self.data_norm))
+        return ValidatedInput(
+            rows=row_source(X, y),
             classes=classes,
-            data_norm=bound,
-            intercept=intercept,
-            row_norm=row_norm,
+            bounds=bounds,
+            data_norm=data_norm,
+            read_norm=read_norm,
             n_features=X.shape[1],
-            delta=delta,
-            extra=extra,
-        )
-
-    def _prepare_dask_fit(self, X, y):
-        """The dask form of ``_prepare_fit``: rows stay on the workers.
-
-        One validation pass over the blocks (``prepare_dask_input``); ``Z``
-        becomes a :class:`~skdp.linear_model._dask.RowBlocks` and ``Y`` a
-        stand-in with ``Y``'s shape only.
-        """
-        delta = self._resolve_delta()
-        found = prepare_dask_input(self, X, y)
-        check_magnitudes(
-            type(self).__name__,
-            data_norm=found.data_norm,
-            intercept_scaling=found.intercept,
-        )
-        extra = None if found.bounds is None else {"bounds": found.bounds}
-        return _LinearInput(
-            Z=found.rows,
-            Y=found.targets,
-            classes=found.classes,
-            data_norm=found.data_norm,
-            intercept=found.intercept,
-            row_norm=math.hypot(found.data_norm, found.intercept),
-            n_features=found.n_features,
-            delta=delta,
-            extra=extra,
         )
 
     def _n_outputs(self, prepared) -> int:
         """Classes for the plan: 2 for one model, else the number of models."""
-        return 2 if prepared.Y.shape[1] == 1 else prepared.Y.shape[1]
+        return 2 if prepared.n_outputs == 1 else prepared.n_outputs
 
     def _plan_fit(self, prepared) -> FitPlan:
         """The event and settings of this fit, from public quantities only."""
-        n_samples, n_coef = prepared.Z.shape
+        n_samples, n_coef = prepared.n_samples, prepared.n_coef
         n_classes = self._n_outputs(prepared)
+        n_models = 1 if n_classes == 2 else n_classes
         loss = self._loss()
         common = dict(
             C=float(self.C), row_norm=prepared.row_norm, n_samples=n_samples, loss=loss
         )
-        # A dask collection's rows stay on the workers: the client holds none.
-        rows_held = 0 if isinstance(prepared.Z, RowBlocks) else None
-        if self.method == "gradient" and rows_held == 0:
-            method_plan = plan_full_batch_gd(
-                epsilon=float(self.epsilon),
-                delta=prepared.delta,
-                n_features=n_coef,
-                n_models=1 if n_classes == 2 else n_classes,
-                steps=int(self.max_iter),
-                learning_rate=self.learning_rate,
-                max_grad_norm=self.max_grad_norm,
-                **common,
-            )
-            return FitPlan(method_plan.event, prepared.delta, {"method": method_plan})
+        # The solver's sums follow the row source's blocks (public: n only).
+        exact = dict(
+            n_features=n_coef,
+            n_classes=n_classes,
+            tol=float(self.tol),
+            max_iter=int(self.max_iter),
+            delta=prepared.delta,
+            block_rows=prepared.rows.block_rows,
+            sparse=prepared.rows.is_sparse,
+        )
+        gradient = dict(
+            epsilon=float(self.epsilon),
+            delta=prepared.delta,
+            n_features=n_coef,
+            n_models=n_models,
+            learning_rate=self.learning_rate,
+            max_grad_norm=self.max_grad_norm,
+        )
         if self.method == "objective":
-            method_plan = plan_objective(
-                epsilon=float(self.epsilon),
-                n_features=n_coef,
-                n_classes=n_classes,
-                tol=float(self.tol),
-                max_iter=int(self.max_iter),
-                delta=prepared.delta,
-                rows_held=rows_held,
-                **common,
-            )
-            delta = prepared.delta
+            method_plan = plan_objective(epsilon=float(self.epsilon), **exact, **common)
         elif self.method == "output":
-            method_plan = plan_output(
-                epsilon=float(self.epsilon),
-                delta=prepared.delta,
-                n_features=n_coef,
-                n_classes=n_classes,
-                tol=float(self.tol),
-                max_iter=int(self.max_iter),
-                rows_held=rows_held,
-                **common,
+            method_plan = plan_output(epsilon=float(self.epsilon), **exact, **common)
+        elif uses_full_batch(self.batch_size, n_samples):
+            method_plan = plan_full_batch_gd(
+                steps=int(self.epochs), **gradient, **common
             )
-            delta = prepared.delta
         else:
             method_plan = plan_dpsgd(
-                epsilon=float(self.epsilon),
-                delta=prepared.delta,
-                n_features=n_coef,
-                n_models=1 if n_classes == 2 else n_classes,
                 batch_size=int(self.batch_size),
                 epochs=int(self.epochs),
-                learning_rate=self.learning_rate,
-                max_grad_norm=self.max_grad_norm,
+                **gradient,
                 **common,
             )
-            delta = prepared.delta
+        delta = prepared.delta
         if isinstance(method_plan.event, PureDPEvent):
             delta = 0.0
         return FitPlan(method_plan.event, delta, {"method": method_plan})
@@ -273,21 +298,21 @@ class _BaseDPLinear(PrivateEstimatorMixin):
                 f"epsilon={self.epsilon_:.6g}, delta={self.delta_:.3g}"
             )
         method_plan = plan.settings["method"]
-        Z, Y = prepared.Z, prepared.Y
-        # One BLAS thread: the products are small enough that threads only
-        # add overhead, which becomes severe when other processes share the
-        # cores.
-        with threadpool_limits(limits=1, user_api="blas"):
+        rows, spec = prepared.rows, prepared.spec
+        # One BLAS thread: the block products are small enough that threads
+        # only add overhead (severe when other processes share the cores),
+        # and a product's rounding then does not depend on the thread count.
+        with one_blas_thread():
             if self.method == "objective":
-                W = run_objective(Z, Y, method_plan, source)
+                W = run_objective(rows, spec, method_plan, source)
             elif self.method == "output":
-                W = run_output(Z, Y, method_plan, source)
+                W = run_output(rows, spec, method_plan, source)
             elif isinstance(method_plan, FullBatchGDPlan):
-                W = run_full_batch_gd(Z, method_plan, source)
+                W = run_full_batch_gd(rows, spec, method_plan, source)
             else:
-                W = run_dpsgd(Z, Y, method_plan, source)
-        W = np.asarray(W, dtype=float).reshape(Y.shape[1], Z.shape[1])
-        n_models = Y.shape[1]
+                W = run_dpsgd(rows, spec, method_plan, source)
+        n_models = prepared.n_outputs
+        W = np.asarray(W, dtype=float).reshape(n_models, prepared.n_coef)
         self._set_targets_fitted(prepared)
         self.data_norm_ = prepared.data_norm
         if self.method == "gradient":
@@ -298,7 +323,7 @@ class _BaseDPLinear(PrivateEstimatorMixin):
             self.learning_rate_ = method_plan.learning_rate
             self.max_grad_norm_ = method_plan.max_grad_norm
             self.gradient_variant_ = (
-                FULL_BATCH_GD if isinstance(method_plan, FullBatchGDPlan) else "dpsgd"
+                FULL_BATCH_GD if isinstance(method_plan, FullBatchGDPlan) else DPSGD
             )
         else:
             # Public: the cap, not the data-dependent count of steps taken.
@@ -334,13 +359,8 @@ class _BaseDPLinearClassifier(_BaseDPLinear):
         "classes": ["array-like", None],
     }
 
-    def _targets(self, y):
-        classes = self._resolve_classes(y)
-        if classes.size == 2:
-            Y = np.where(y == classes[1], 1.0, -1.0)[:, None]
-        else:
-            Y = np.where(y[:, None] == classes[None, :], 1.0, -1.0)
-        return Y, classes, None
+    def _read_targets(self, y):
+        return self._resolve_classes(y), None
 
     def _n_outputs(self, prepared) -> int:
         return prepared.classes.size

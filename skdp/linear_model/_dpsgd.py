@@ -1,9 +1,14 @@
-"""DP-SGD for L2-regularised logistic regression (Abadi et al. 2016).
+"""DP-SGD for the private linear models (Abadi et al. 2016).
 
 Every step draws a Poisson subsample, clips each row's gradient, sums the
 clipped gradients and adds Gaussian noise to the sum; the regulariser's
-gradient is public and added without noise. Vectorised: a step costs two
-matrix products over the subsample, no loop over rows.
+gradient is public and added without noise. The subsample is drawn in the
+process that calls ``fit``, from the fit's random source (the operating
+system's CSPRNG unless seeded), and the clipped sum is a
+:meth:`~skdp.utils._row_source.RowSource.subsample_sum` over the selected
+rows: in memory a step costs two matrix products over the subsample, on
+dask one round of tasks that gather the selected rows on the workers, with
+bitwise the same sum (so the same model).
 """
 
 from __future__ import annotations
@@ -21,8 +26,11 @@ from ..accounting._events import PoissonSubsampledDiscreteGaussianEvent
 from ..mechanisms import NoisePlan, add_noise, plan_gaussian
 from ..mechanisms._additive import lattice_shift_bound, subsampled_gaussian_event
 from ..utils._random import check_random_source
+from ..utils._row_source import row_source
 from ._feasibility import check_magnitudes
 from ._losses import MARGIN_NOISE_STD, LogisticLoss, MarginLoss
+from ._problems import blas_single_thread
+from ._rows import RowSpec
 
 __all__ = [
     "DPSGDPlan",
@@ -30,6 +38,7 @@ __all__ = [
     "default_learning_rate",
     "dpsgd_logistic",
     "plan_dpsgd",
+    "clipped_rows_sum",
     "run_dpsgd",
 ]
 
@@ -68,6 +77,20 @@ def _norms(Z) -> np.ndarray:
     if sp.issparse(Z):
         return np.sqrt(np.asarray(Z.multiply(Z).sum(axis=1)).ravel())
     return np.linalg.norm(Z, axis=1)
+
+
+@blas_single_thread
+def clipped_rows_sum(X, y, spec, W, max_grad_norm, loss=None):
+    """:func:`clipped_gradient_sum` of raw rows: the block function of both
+    gradient mechanisms.
+
+    Bounds the rows and reads their targets (``spec``), then sums their
+    gradients clipped to ``max_grad_norm``: over a row block for full-batch
+    gradient descent (:meth:`~skdp.utils._row_source.RowSource.block_sum`),
+    over a chunk of a Poisson subsample for DP-SGD
+    (:meth:`~skdp.utils._row_source.RowSource.subsample_sum`).
+    """
+    return clipped_gradient_sum(spec.rows(X), spec.targets(y), W, max_grad_norm, loss)
 
 
 def default_learning_rate(
@@ -398,17 +421,18 @@ def _dpsgd_plan(
     )
 
 
-def run_dpsgd(Z: np.ndarray, Y: np.ndarray, plan: DPSGDPlan, source) -> np.ndarray:
-    """Train one-vs-rest logistic models jointly with a planned DP-SGD.
+def run_dpsgd(rows, spec, plan: DPSGDPlan, source) -> np.ndarray:
+    """Train one-vs-rest models jointly with a planned DP-SGD.
 
     Parameters
     ----------
-    Z : ndarray or CSR matrix of shape (n, d)
-        Rows (intercept column included). A CSR matrix is read row by row
-        for each batch, never densified.
-    Y : ndarray of shape (n, n_models)
-        ``Y[i, k]`` is +1 if row ``i`` belongs to model ``k``'s positive
-        class, else -1.
+    rows : RowSource
+        The rows and labels, in memory (dense or CSR; a CSR matrix is read
+        row by row for each batch, never densified) or on dask.
+    spec : RowSpec
+        Bounds a block's rows (intercept column included) and gives its
+        targets: ``+1`` if row ``i`` belongs to model ``k``'s positive
+        class, else -1 (or the scaled regression target).
     plan : DPSGDPlan
     source : RandomSource
         Sampling and noise source.
@@ -435,18 +459,31 @@ def run_dpsgd(Z: np.ndarray, Y: np.ndarray, plan: DPSGDPlan, source) -> np.ndarr
     Everything else (the update, the regulariser, the projection, the
     averaging) is post-processing. Noise is drawn step by step, so memory
     does not grow with the number of steps.
+
+    The subsample of a step is drawn from ``source`` in this process
+    (:meth:`~skdp.utils.RandomSource.poisson_subsample`: every row kept
+    independently with probability ``q``, from the operating system's
+    CSPRNG unless seeded), then the rows it selects are summed where they
+    are: :meth:`~skdp.utils._row_source.RowSource.subsample_sum` gathers
+    them from their blocks on the workers (the positions sent are random
+    numbers, not data), computes the clipped sum there on the same array
+    the in-memory fit computes it on, and returns only the total. So the
+    same ``random_state`` draws the same subsamples and noise in memory and
+    on dask, and the sums are bitwise equal: the same model. On dask each
+    step is one round of tasks, ``T`` in all (``T = ceil(epochs / q)``,
+    thousands at the default batch size on large data); full-batch
+    gradient descent (``batch_size='full'``) needs only ``epochs`` passes.
     """
-    n, d = Z.shape
-    n_models = Y.shape[1]
+    n = rows.n_samples
+    d = spec.n_coef
+    W = np.zeros((plan.noise.size // d, d))
     expected_batch = plan.sampling_rate * n
-    W = np.zeros((n_models, d))
     average = np.zeros_like(W)
     start_average = plan.steps // 2
-    norms = _norms(Z)
     for step in range(plan.steps):
         batch = source.poisson_subsample(n, plan.sampling_rate)
-        clipped_sum = clipped_gradient_sum(
-            Z[batch], Y[batch], W, plan.max_grad_norm, plan.loss, norms[batch]
+        clipped_sum = rows.subsample_sum(
+            clipped_rows_sum, batch, spec, W, plan.max_grad_norm, plan.loss
         )
         noisy_sum = add_noise(plan.noise, clipped_sum, source)
         gradient = noisy_sum / expected_batch + W / (n * plan.C)
@@ -515,4 +552,5 @@ def dpsgd_logistic(
         row_norm,
         None,
     )
-    return run_dpsgd(Z, Y, plan, check_random_source(source)), plan.event
+    rows, spec = row_source(Z, Y), RowSpec(n_features=d)
+    return run_dpsgd(rows, spec, plan, check_random_source(source)), plan.event

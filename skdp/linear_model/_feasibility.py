@@ -7,31 +7,39 @@ from ._newton import MAX_CONDITION, SolverPlan
 
 __all__ = ["check_magnitudes", "check_solver"]
 
-#: Vectors of length ``K d`` (and of length ``n K``) that the Hessian-free
-#: solve holds at once, counted generously: the point, gradient, step,
-#: candidate, perturbation, preconditioner and the CG iterates.
+#: Vectors of length ``K d`` (and of a row block's ``B K``) that the solve
+#: holds at once, counted generously: the point, gradient, step, candidate,
+#: perturbation, preconditioner and the CG iterates; a block's margins,
+#: slopes, curvatures and probabilities.
 _VECTORS = 24
+#: Dense arrays of a row block's shape a block function holds at once.
+_BLOCK_COPIES = 4
 
 
 def check_solver(
-    solver: SolverPlan, n_classes: int, n_features: int, rows_held: int | None = None
+    solver: SolverPlan, n_classes: int, n_features: int, sparse: bool = False
 ) -> None:
     """Magnitudes and memory of the exact methods' solve.
 
     Up to ``MAX_DENSE_HESSIAN`` coefficients the solve forms a dense Hessian
-    of ``(K d)**2`` numbers (its Cholesky factor and a single-precision copy
-    of ``Z`` besides); beyond, the plan has picked the Hessian-free solver,
-    whose workspace is a few dozen vectors of ``K d`` and of ``n K``
-    numbers, and one array the size of ``Z``'s stored values (the squares
-    that give the preconditioner). Every count here is public (``n``,
-    ``d``, ``K``); the last term is the input's own size.
-
-    ``rows_held`` is how many rows this process holds (``n_samples`` when
-    ``None``); a fit on a dask collection holds none, its workers hold one
-    row block each.
+    of ``(K d)**2`` numbers (with its Cholesky factor and a copy); beyond,
+    the plan has picked the Hessian-free solver, whose workspace is a few
+    dozen vectors of ``K d`` numbers. Either way the rows are read one
+    block at a time (``solver.block_size`` rows, bounded in the block
+    function), so no copy of ``X`` is made: a block's temporaries are all
+    the rows cost, ``_BLOCK_COPIES`` dense arrays of ``B d`` numbers (the
+    bounded rows, their single-precision copy, the weighted rows) and a few
+    dozen vectors of ``B K`` (for ``sparse`` rows, copies of the block's
+    stored entries instead, which the input already holds). Every count
+    here is public (``n``, ``d``, ``K``, ``B``, the input's format).
     """
-    rows = solver.n_samples if rows_held is None else rows_held
     size = n_features * (1 if n_classes == 2 else n_classes)
+    n_outputs = 1 if n_classes == 2 else n_classes
+    block = (
+        8.0
+        * solver.block_size
+        * (_VECTORS * n_outputs + (0 if sparse else _BLOCK_COPIES * n_features))
+    )
     condition = solver.smoothness / solver.alpha
     if not condition <= MAX_CONDITION:
         raise ValueError(
@@ -51,16 +59,15 @@ def check_solver(
         },
     )
     if solver.hessian_free:
-        n_outputs = 1 if n_classes == 2 else n_classes
         check_memory(
-            8.0 * (_VECTORS * size + _VECTORS * rows * n_outputs),
+            8.0 * _VECTORS * size + block,
             f"The exact solve's Hessian-free workspace ({size} coefficients, "
-            f"{solver.n_samples} rows)",
-            "use method='gradient' (DP-SGD), or fewer rows or features",
+            f"{solver.block_size}-row blocks)",
+            "use method='gradient' (DP-SGD), or fewer features",
         )
         return
     check_memory(
-        3.0 * 8.0 * size**2 + 4.0 * rows * n_features,
+        3.0 * 8.0 * size**2 + block,
         f"The exact solve's dense Hessian ({size} x {size})",
         "use method='gradient' (DP-SGD), which needs no Hessian, or fewer features",
     )

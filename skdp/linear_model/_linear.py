@@ -12,10 +12,10 @@ from ..base import FitPlan
 from ..utils._feasibility import check_magnitudes
 from ..utils._privacy import warn_data_derived
 from ..utils._sklearn_compat import Interval, Real, StrOptions, fit_context
-from ._adassp import plan_adassp, run_adassp, run_adassp_on_sums
+from ._adassp import plan_adassp, run_adassp
 from ._base import _BaseDPLinear
-from ._dask import RowBlocks
 from ._losses import HuberLoss
+from ._problems import one_blas_thread
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -34,7 +34,8 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
     to public bounds, trained with one of four private methods:
 
     - ``'gradient'`` (default): DP-SGD on the squared loss with per-row
-      clipping, (epsilon, delta)-DP. The most accurate on the validation
+      clipping (or, with ``batch_size='full'``, full-batch noisy gradient
+      descent), (epsilon, delta)-DP. The most accurate on the validation
       protocol behind the defaults (``benchmarks/tune_erm_defaults.py``) at
       every epsilon from 0.5 to 5: its default clipping norm, below the
       worst case, pays for the residuals the data has, not for the width
@@ -86,7 +87,10 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
         ``'objective'``, ``'output'``: the certified solver's settings (see
         :class:`~skdp.linear_model.DPLogisticRegression`).
     batch_size, epochs, learning_rate, max_grad_norm :
-        ``'gradient'``: as in :class:`~skdp.linear_model.DPLogisticRegression`.
+        ``'gradient'``: as in :class:`~skdp.linear_model.DPLogisticRegression`;
+        ``batch_size`` below ``n_samples`` runs DP-SGD, ``'full'`` (or at
+        least ``n_samples``) full-batch noisy gradient descent for
+        ``epochs`` steps.
     random_state : int, RandomState instance or None, default=None
         ``None`` draws noise from the operating system's CSPRNG (the only
         choice for a release); a seed is for tests and examples.
@@ -108,8 +112,8 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
         Public: ``max_iter`` (``'objective'``, ``'output'``), the DP-SGD
         steps (``'gradient'``), or 1 (``'adassp'``, one solve).
     gradient_variant_ : {'dpsgd', 'full_batch_gd'}
-        ``'gradient'`` only: DP-SGD, or full-batch noisy gradient descent on
-        a dask collection.
+        ``'gradient'`` only: the mechanism ``batch_size`` chose, DP-SGD or
+        full-batch noisy gradient descent.
     privacy_event_ : PrivacyEvent
     epsilon_, delta_ : float
     budget_entry_ : LedgerEntry or None
@@ -146,7 +150,10 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
     ``max_grad_norm``, default ``0.4 R``: a public constant chosen on a
     validation split, below the worst-case slope ``R`` at ``w = 0`` because
     residuals are mostly much smaller than the targets' range; clipping
-    biases the fit of rows with larger residuals, never the privacy).
+    biases the fit of rows with larger residuals, never the privacy), or
+    full-batch noisy gradient descent with the same clipping
+    (``batch_size='full'``: the ``epochs``-fold composition of Gaussian
+    releases of sensitivity ``2 c``).
 
     **Sparse input.** Every method accepts any scipy sparse matrix (as
     CSR, never densified; see
@@ -157,10 +164,11 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
     would need 480 GB), and points to ``'gradient'`` or ``'objective'``.
 
     **Dask input**: dask arrays and DataFrames are fitted as by
-    :class:`~skdp.linear_model.DPLogisticRegression` (its Notes);
-    ``'adassp'`` sums ``Z^T Z`` and ``Z^T t`` on the workers and releases
-    the in-memory model, as ``'objective'`` and ``'output'`` do; ``y_bounds``
-    omitted is read by the validation pass, with the same warning.
+    :class:`~skdp.linear_model.DPLogisticRegression` (its Notes): every
+    method, ``'adassp'`` too (``Z^T Z`` and ``Z^T t`` summed on the
+    workers), releases bitwise the in-memory model for the same
+    ``random_state``; ``y_bounds`` omitted is read by the validation pass,
+    with the same warning.
 
     References
     ----------
@@ -211,7 +219,7 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
         intercept_scaling: float = 0.5,
         max_iter: int = 100,
         tol: float = 1e-12,
-        batch_size: int = 256,
+        batch_size: int | Literal["full"] = 256,
         epochs: int = 10,
         learning_rate: float | None = None,
         max_grad_norm: float | None = None,
@@ -256,13 +264,10 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
         tags.regressor_tags.poor_score = True
         return tags
 
-    def _targets(self, y):
+    def _read_targets(self, y):
         y = np.asarray(y, dtype=float).ravel()
         y_range = None if self.y_bounds is not None else (np.min(y), np.max(y))
-        low, high = self._target_bounds(y_range)
-        middle, half = (low + high) / 2.0, (high - low) / 2.0
-        t = (np.clip(y, low, high) - middle) / half
-        return np.clip(t, -1.0, 1.0)[:, None], None, {"bounds": (low, high)}
+        return None, self._target_bounds(y_range)
 
     def _target_bounds(self, y_range) -> tuple[float, float]:
         """``y_bounds`` checked, or ``y_range`` (read from data) with a warning."""
@@ -303,8 +308,8 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
             delta=prepared.delta,
             row_norm=prepared.row_norm,
             target_bound=1.0,
-            n_samples=prepared.Z.shape[0],
-            n_features=prepared.Z.shape[1],
+            n_samples=prepared.n_samples,
+            n_features=prepared.n_coef,
             alpha=float(self.alpha),
         )
         return FitPlan(plan.event, prepared.delta, {"method": plan})
@@ -312,12 +317,10 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
     def _run_fit(self, prepared, plan, source) -> None:
         if self.method != "adassp":
             return super()._run_fit(prepared, plan, source)
-        if isinstance(prepared.Z, RowBlocks):  # dask: the sums come from workers
-            gram, moment = prepared.Z.gram_and_moment()
-            coef = run_adassp_on_sums(gram, moment, plan.settings["method"], source)
-        else:
-            Y = prepared.Y
-            coef = run_adassp(prepared.Z, Y[:, 0], plan.settings["method"], source)
+        with one_blas_thread():
+            coef = run_adassp(
+                prepared.rows, prepared.spec, plan.settings["method"], source
+            )
         self.n_iter_ = 1
         self.data_norm_ = prepared.data_norm
         self._set_targets_fitted(prepared)

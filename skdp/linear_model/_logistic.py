@@ -33,7 +33,9 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
       sensitivity (ibid., Algorithm 1), epsilon-DP, or (epsilon, delta)-DP
       with Gaussian noise when ``delta > 0``;
     - ``'gradient'``: DP-SGD with Poisson sampling, per-example clipping and
-      Gaussian noise (Abadi et al. 2016), (epsilon, delta)-DP.
+      Gaussian noise (Abadi et al. 2016), or with ``batch_size='full'``
+      full-batch noisy gradient descent (Bassily, Smith & Thakurta 2014),
+      (epsilon, delta)-DP.
 
     Every fit charges ``budget`` once, after validating its input and before
     computing anything released, and records what it spent in
@@ -87,20 +89,27 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
         ``'objective'`` and ``'output'``: Newton steps (Newton-CG steps
         beyond 2048 coefficients) before the solver falls back to an
         accelerated gradient method with a public step bound (see Notes).
-        Any value is valid. ``'gradient'`` on a dask collection: the number
-        of full-batch steps, each one pass over the data (see Notes).
+        Any value is valid.
     tol : float, default=1e-12
         ``'objective'`` and ``'output'``: the solver stops at a gradient norm
         of ``tau = tol * (alpha + C n R)`` (at least four times its rounding
         error), a public threshold; the residual it leaves is added to the
         noise (see Notes), so a larger ``tol`` means more noise, never less
         privacy.
-    batch_size : int, default=256
-        ``'gradient'`` only: expected Poisson batch size; the sampling rate is
-        ``min(1, batch_size / n_samples)``.
+    batch_size : int or 'full', default=256
+        ``'gradient'`` only, and it chooses the mechanism (from public
+        quantities: ``batch_size`` and ``n_samples``, never from where the
+        rows are): an int below ``n_samples`` is DP-SGD's expected Poisson
+        batch size, the sampling rate ``batch_size / n_samples``; ``'full'``
+        (or an int of at least ``n_samples``) runs full-batch noisy
+        gradient descent, every row at every step. Full batches suit large
+        or distributed data: a step is one pass over the rows (one round of
+        tasks on dask), against thousands of small steps for DP-SGD.
     epochs : int, default=10
-        ``'gradient'`` only: the number of steps is
-        ``ceil(epochs / sampling_rate)``.
+        ``'gradient'`` only: passes over the data. DP-SGD takes
+        ``ceil(epochs / sampling_rate)`` steps, full-batch gradient descent
+        ``epochs`` steps (try ``epochs=100`` there: each step is exact up to
+        its noise, and Nesterov's method needs tens of them).
     learning_rate : float or None, default=None
         ``'gradient'`` only: constant step size on the averaged objective
         ``||w||^2 / (2 n C) + mean_i loss_i``. ``None`` means
@@ -115,7 +124,9 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
         stop that regularises the noisy fit); it was chosen on a validation
         split of UCI Adult's training part, never its test split (see
         ``default_learning_rate`` and
-        ``benchmarks/tune_dpsgd_defaults.py``).
+        ``benchmarks/tune_dpsgd_defaults.py``). Full-batch gradient descent:
+        the same rule with ``q = 1`` and Nesterov's step ``1 / (c R**2)``
+        in place of ``16 / R**2`` (``plan_full_batch_gd``).
     max_grad_norm : float or None, default=None
         ``'gradient'`` only: clipping norm of one row's gradient (over all
         one-vs-rest models together). ``None`` means ``R sqrt(n_models) / 2``,
@@ -158,11 +169,10 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
         ``'gradient'`` only: the step size and clipping norm used (the
         parameters, or the defaults they resolved to).
     gradient_variant_ : {'dpsgd', 'full_batch_gd'}
-        ``'gradient'`` only: which variant ran, Poisson-sampled DP-SGD (in
-        memory) or full-batch noisy gradient descent (on a dask
-        collection; ``sampling_rate_`` is then 1 and ``noise_multiplier_``
-        is relative to the clipped sum's replace-one sensitivity
-        ``2 max_grad_norm``).
+        ``'gradient'`` only: the mechanism the plan chose from
+        ``batch_size``: Poisson-sampled DP-SGD, or full-batch noisy gradient
+        descent (``sampling_rate_`` is then 1; ``noise_multiplier_`` is
+        relative to ``max_grad_norm`` for both).
     privacy_event_ : PrivacyEvent
         What the fit charged.
     epsilon_, delta_ : float
@@ -236,9 +246,10 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
     in its pure form; ``plan_objective``).
     At the default ``tol``, ``r`` grows like ``n**1.5`` times the unit
     roundoff (the certified gradient is summed in row blocks of about
-    ``sqrt(n)`` rows, ``_newton.summation_terms``): about ``4e-10`` at
-    ``n = 1,000``, ``1e-8`` at ``n = 30,000`` and ``5e-6`` at ``n = 2e6``
-    (``C = 1``, ``data_norm = 1``); any ``tol`` and ``max_iter`` stay valid.
+    ``sqrt(n)`` rows added by a tree, ``_newton.summation_terms``): about
+    ``4e-10`` at ``n = 1,000``, ``1e-8`` at ``n = 30,000`` and ``1e-6`` at
+    ``n = 2e6`` (``C = 1``, ``data_norm = 1``, 10 features); any ``tol`` and
+    ``max_iter`` stay valid.
     How many steps were taken depends on the data and is not released
     (``n_iter_`` is ``max_iter``), and no ``ConvergenceWarning`` is emitted.
 
@@ -284,34 +295,45 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
     (:func:`~skdp.accounting.rdp_poisson_subsampled_gaussian_replace_one`),
     so DP-SGD composes in the budget under the same relation as the other
     methods. The noise is the discrete
-    Gaussian drawn from the secure source.
+    Gaussian drawn from the secure source. The Poisson subsample of each
+    step is drawn from the fit's random source (the operating system's
+    CSPRNG unless ``random_state`` is set) in the process that calls
+    ``fit``.
+
+    **Full-batch gradient descent** (``batch_size='full'``, or at least
+    ``n_samples``; Bassily, Smith & Thakurta 2014, Algorithm 1 with full
+    batches). Each of ``T = epochs`` steps releases the sum of every row's
+    gradient clipped to ``c = max_grad_norm`` plus Gaussian noise, at
+    Nesterov's look-ahead point; the update is post-processing. Replacing
+    one row moves the sum by at most ``2 c``: it is DP-SGD's mechanism at
+    sampling rate ``q = 1``, and charged as such,
+    ``PoissonSubsampledDiscreteGaussianEvent(1, s, ..., T)``, which the
+    accountants treat as ``T`` Gaussian releases of sensitivity ``2 c``
+    and standard deviation ``s c`` (plus the grid's rounding allowance),
+    ``s`` the smallest that costs ``(epsilon, delta)`` under replace one
+    row (``plan_full_batch_gd``).
 
     **Dask input** (``pip install skdp[dask]``). ``X`` and ``y`` may be
     dask arrays or a dask DataFrame and Series: the fit is the same call,
-    ``fit(dask_X, dask_y)``. The client validates them in one pass that
-    returns only public facts (finite values, labels within ``classes``),
-    plans from ``n_samples`` and ``n_features`` (the collection's shape),
-    charges once and draws every noise vector; the workers only sum over
-    their row blocks, each block bounded to ``data_norm`` as above
-    (``skdp.linear_model._dask``). ``'objective'`` and ``'output'`` run the
-    same certified solver on worker-side sums of the loss, its gradient and
-    Hessian, and release the same model as the in-memory fit with the same
-    ``random_state``, to the solver's rounding. ``'gradient'`` runs
-    **full-batch noisy gradient descent** (``gradient_variant_ ==
-    'full_batch_gd'``), because Poisson-sampled DP-SGD needs one round of
-    tasks per small step: ``T = max_iter`` steps, each releasing the sum of
-    every row's gradient clipped to ``c = max_grad_norm`` plus Gaussian
-    noise. Replacing one row moves that sum by at most ``2 c``; the noise
-    multiplier ``s`` (standard deviation ``s 2 c``, plus the grid's rounding
-    allowance) is the smallest for which ``SelfComposedEvent(
-    GaussianEvent(s), T)``, the adaptive composition of the ``T`` Gaussian
-    releases, costs ``(epsilon, delta)`` under replace one row; the update
-    (Nesterov's accelerated gradient, step ``1 / L`` for the worst-case
-    smoothness ``L = R**2 / 4``) is post-processing (``plan_full_batch_gd``).
-    A worker failure after the charge raises
-    :class:`~skdp.exceptions.ChargedFitError`: the spend stands. Prefer
-    ``X.persist()`` when the data fits in the cluster's memory: every solver
-    step is a pass over the data.
+    ``fit(dask_X, dask_y)``, and every method releases **the same model**
+    as the in-memory fit with the same ``random_state``, bitwise. The rows
+    are read through one row source whatever holds them
+    (``skdp.utils._row_source``): canonical blocks of ``max(1024,
+    ceil(sqrt(n)))`` rows, each bounded to ``data_norm`` inside the block
+    function (on the workers), their sums added by one tree of fan-in 8. The
+    client validates the input in one pass that returns only public facts
+    (finite values, labels within ``classes``), plans from ``n_samples`` and
+    ``n_features`` (the collection's shape), charges once and draws every
+    noise vector and subsample; the workers only sum. ``'objective'`` and
+    ``'output'`` run the certified solver on worker-side sums (a pass per
+    Newton step, line-search trial or Hessian product); full-batch
+    gradient descent is one pass per step; DP-SGD one round of tasks per
+    step, which gathers the sampled rows from their blocks on the workers
+    (``ceil(epochs / q)`` rounds: prefer ``batch_size='full'`` on large
+    data). A worker failure
+    after the charge raises :class:`~skdp.exceptions.ChargedFitError`: the
+    spend stands. Prefer ``X.persist()`` when the data fits in the
+    cluster's memory.
 
     ``sample_weight`` and ``class_weight`` are not supported: weights
     change the sensitivity, and ``class_weight='balanced'`` reads class
@@ -330,6 +352,9 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
        IEEE S&P 2019.
     .. [5] S. Bubeck, "Convex Optimization: Algorithms and Complexity",
        Foundations and Trends in Machine Learning 8(3-4), 2015.
+    .. [6] R. Bassily, A. Smith, A. Thakurta, "Private Empirical Risk
+       Minimization: Efficient Algorithms and Tight Error Bounds", FOCS
+       2014.
 
     Examples
     --------
@@ -377,7 +402,7 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
         classes: ArrayLike | None = None,
         max_iter: int = 100,
         tol: float = 1e-12,
-        batch_size: int = 256,
+        batch_size: int | Literal["full"] = 256,
         epochs: int = 10,
         learning_rate: float | None = None,
         max_grad_norm: float | None = None,

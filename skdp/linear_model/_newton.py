@@ -23,11 +23,16 @@ Beyond ``MAX_DENSE_HESSIAN`` coefficients (a 100,000-column TF-IDF
 matrix would need an 80 GB Hessian) the plan picks a Hessian-free
 truncated Newton method instead (``_newton_cg``): each step solves the
 Newton system by preconditioned conjugate gradients with Hessian-vector
-products ``alpha v + C Z^T (D (Z v))``, two sparse products, so memory is
-the data plus a few vectors of ``n`` and ``K d`` numbers. Both solvers stop
-on the same floating-point certificate (:func:`solve`), so the guarantee
-does not depend on which one ran. ``Z`` may be dense or a CSR matrix
-throughout.
+products ``alpha v + C Z^T (D (Z v))``, one pass over the rows each, so
+memory is a few vectors of ``K d`` numbers beside one row block's
+temporaries. Both solvers stop on the same floating-point certificate
+(:func:`solve_rows`), so the guarantee does not depend on which one ran.
+
+The solver reads the data only through the problems of
+:mod:`skdp.linear_model._problems`, sums over the row blocks of a
+:class:`~skdp.utils._row_source.RowSource`: rows in memory (dense or CSR)
+or in a dask collection, with bitwise the same sums, so the released model
+does not depend on where the rows are.
 """
 
 from __future__ import annotations
@@ -36,22 +41,21 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
-from scipy.special import logsumexp
 
+from ..utils._row_source import TREE_FAN_IN, canonical_block_rows, row_source
 from ._losses import LogisticLoss, MarginLoss
-from ._rows import row_norms, row_terms, scale_rows, squared_entries
+from ._problems import MarginProblem, SoftmaxProblem, margin_terms
+from ._rows import RowSpec, row_norms
 
 __all__ = [
     "MAX_DENSE_HESSIAN",
     "NewtonResult",
     "SolverPlan",
-    "blocked_row_sum",
-    "gradient_block_size",
     "minimize_loss",
     "plan_solver",
     "solve",
+    "solve_rows",
     "summation_terms",
 ]
 
@@ -88,169 +92,16 @@ class NewtonResult:
     converged: bool
 
 
-def _total(nonnegative_terms, linear_term):
-    """The objective's value and the magnitude of its rounding error's scale.
-
-    The terms can cancel (the linear term is negative at the optimum), so
-    the rounding error of the value is relative to the sum of the terms'
-    magnitudes, not to the value.
-    """
-    magnitude = sum(nonnegative_terms) + abs(linear_term)
-    return sum(nonnegative_terms) + linear_term, magnitude
-
-
-class _MarginProblem:
-    """``alpha/2 ||w||^2 + C sum_i l(z_i.w, t_i) + linear.w`` for a margin loss."""
-
-    def __init__(self, Z, t, loss, alpha, C, linear, single=True):
-        self.Z, self.t, self.loss = Z, t, loss
-        self.alpha, self.C, self.linear = alpha, C, linear
-        self.Z32 = Z.astype(np.float32) if single else Z
-        self.shape = (Z.shape[1],)
-
-    def value(self, w):
-        """``(J(w), sum of the terms' magnitudes, cache)``."""
-        margins = self.Z @ w
-        terms = (
-            0.5 * self.alpha * (w @ w),
-            self.C * self.loss.value(margins, self.t).sum(),
-        )
-        return _total(terms, self.linear @ w) + (margins,)
-
-    def gradient(self, w, margins):
-        """The certified gradient: its data sum is blocked (``blocked_row_sum``)."""
-        slope = self.loss.slope(margins, self.t)
-        Z = self.Z
-        data = blocked_row_sum(lambda rows: Z[rows].T @ slope[rows], Z.shape[0])
-        return self.alpha * w + self.C * data + self.linear
-
-    def hessian(self, w, margins):
-        """``alpha I + C Z^T diag(l'') Z``, in single precision if it can."""
-        second = self.loss.second(margins, self.t)
-        root = np.sqrt(self.C * second).astype(self.Z32.dtype)
-        weighted = scale_rows(self.Z32, root)
-        hessian = _dense(weighted.T @ weighted).astype(np.float64)
-        hessian.flat[:: hessian.shape[0] + 1] += self.alpha
-        return hessian
-
-    def curvature(self, w, margins):
-        """``C l''`` of each row: what a Hessian-vector product needs."""
-        return self.C * self.loss.second(margins, self.t)
-
-    def hessian_product(self, curvature, v):
-        """``(alpha I + C Z^T diag(l'') Z) v`` without forming the Hessian."""
-        return self.alpha * v + self.Z.T @ (curvature * (self.Z @ v))
-
-    def hessian_diagonal(self, curvature):
-        """The Hessian's diagonal, ``alpha + C sum_i l''_i z_ij**2``."""
-        return self.alpha + curvature @ _squares(self)
-
-
-class _SoftmaxProblem:
-    """``alpha/2 ||W||^2 + C sum (logsumexp(W z_i) - (W z_i)_{y_i}) + <linear, W>``.
-
-    ``W`` has shape ``(K, d)`` and is handled raveled (row-major).
-    """
-
-    def __init__(self, Z, Y, alpha, C, linear, single=True):
-        self.Z, self.Y, self.alpha, self.C = Z, Y, alpha, C
-        self.linear = linear.ravel()
-        self.Z32 = Z.astype(np.float32) if single else Z
-        self.shape = (Y.shape[1], Z.shape[1])
-
-    def value(self, w):
-        """``(J(w), sum of the terms' magnitudes, cache)``."""
-        logits = self.Z @ w.reshape(self.shape).T
-        log_norm = logsumexp(logits, axis=1)
-        loss = (log_norm - (logits * self.Y).sum(axis=1)).sum()
-        terms = (0.5 * self.alpha * (w @ w), self.C * loss)
-        return _total(terms, self.linear @ w) + (np.exp(logits - log_norm[:, None]),)
-
-    def gradient(self, w, proba):
-        """The certified gradient: its data sum is blocked (``blocked_row_sum``)."""
-        Z, residual = self.Z, proba - self.Y
-        data = blocked_row_sum(lambda rows: residual[rows].T @ Z[rows], Z.shape[0])
-        return self.alpha * w + self.C * np.asarray(data).ravel() + self.linear
-
-    def hessian(self, w, proba):
-        """``alpha I + C sum_i (diag(p_i) - p_i p_i^T) kron z_i z_i^T``."""
-        K, d = self.shape
-        hessian = np.empty((K * d, K * d))
-        dtype = self.Z32.dtype
-        C_proba = (self.C * proba).astype(dtype)
-        for k in range(K):
-            for m in range(k, K):
-                weights = C_proba[:, k] * ((k == m) - proba[:, m].astype(dtype))
-                block = _dense(self.Z32.T @ scale_rows(self.Z32, weights))
-                block = block.astype(np.float64)
-                hessian[k * d : (k + 1) * d, m * d : (m + 1) * d] = block
-                hessian[m * d : (m + 1) * d, k * d : (k + 1) * d] = block.T
-        hessian.flat[:: K * d + 1] += self.alpha
-        return hessian
-
-    def curvature(self, w, proba):
-        """The class probabilities of each row: what a product needs."""
-        return proba
-
-    def hessian_product(self, proba, v):
-        """``alpha v + C sum_i ((diag(p_i) - p_i p_i^T) V z_i) z_i^T``, raveled."""
-        V = v.reshape(self.shape)
-        scores = np.asarray(self.Z @ V.T)  # (n, K): V z_i for every row
-        mixed = proba * scores
-        mixed -= proba * mixed.sum(axis=1, keepdims=True)
-        return self.alpha * v + self.C * (mixed.T @ self.Z).ravel()
-
-    def hessian_diagonal(self, proba):
-        """The Hessian's diagonal: ``alpha + C sum_i p_ik (1 - p_ik) z_ij**2``."""
-        weights = self.C * proba * (1.0 - proba)  # (n, K)
-        return self.alpha + (weights.T @ _squares(self)).ravel()
-
-
-#: Smallest row block of the certified gradient's blocked sum.
-MIN_GRADIENT_BLOCK = 1024
-#: Fan-in of the tree that adds the row blocks of a dask fit
-#: (:func:`skdp.utils._dask.sum_over_row_blocks`' ``split_every``).
-TREE_FAN_IN = 8
-
-
-def gradient_block_size(n_samples: int) -> int:
-    """``B = max(1024, ceil(sqrt(n)))``: rows per block of the gradient sum.
-
-    Public (a function of ``n`` only). With ``k = ceil(n / B)`` blocks the
-    sum's rounding bound counts ``B + k - 1 <= 2 sqrt(n) + 1024`` terms
-    instead of ``n`` (:func:`summation_terms`).
-    """
-    n = max(1, int(n_samples))
-    return max(MIN_GRADIENT_BLOCK, math.isqrt(n - 1) + 1)
-
-
-def blocked_row_sum(block_sum, n_rows: int, block_size: int | None = None):
-    """``sum`` over row blocks: ``block_sum(rows)`` per block, added in order.
-
-    ``block_sum(slice)`` returns the sum of the per-row terms of the rows in
-    the slice (one BLAS or sparse product over at most ``block_size``
-    rows); the ``k = ceil(n_rows / block_size)`` block results are added one
-    after another, left to right. ``block_size`` defaults to
-    :func:`gradient_block_size` of ``n_rows``. The rounding error of the
-    result is bounded in :func:`summation_terms`.
-    """
-    block = gradient_block_size(n_rows) if block_size is None else int(block_size)
-    total = block_sum(slice(0, block))
-    for start in range(block, n_rows, block):
-        total = total + block_sum(slice(start, start + block))
-    return total
-
-
 def summation_terms(
     n_samples: int, block_size: int | None = None, fan_in: int = TREE_FAN_IN
 ) -> int:
     """``T``: most rounding errors a row's term meets in the gradient sum.
 
     Public: a function of ``n``, the block size ``B``
-    (:func:`gradient_block_size` by default) and the tree's fan-in ``f``
-    only. ``T = min(n, min(B, n) + ceil(n / B) - 1 + (f - 1) L)`` with
-    ``L`` the number of levels of a fan-in ``f`` tree over ``n`` leaves,
-    ``ceil(log_f n)``.
+    (:func:`~skdp.utils._row_source.canonical_block_rows` by default) and
+    the tree's fan-in ``f`` only. ``T = min(n, min(B, n) + (f - 1) L)``
+    with ``L = ceil(log_f k)`` the number of levels of a fan-in ``f`` tree
+    over the ``k = ceil(n / B)`` blocks.
 
     Notes
     -----
@@ -260,55 +111,48 @@ def summation_terms(
     its loss derivative) reaches the computed sum multiplied by such
     factors, one per rounding it meets, so the computed sum is ``sum_i
     x_i (1 + theta_i)`` and errs by at most ``gamma_T sum_i |x_i|``
-    (entrywise) when no term meets more than ``T`` roundings:
+    (entrywise) when no term meets more than ``T`` roundings. The sum is
+    that of a :class:`~skdp.utils._row_source.RowSource`'s
+    :meth:`~skdp.utils._row_source.RowSource.block_sum`, the same in
+    memory (dense or CSR) and on dask:
 
-    * in a block of ``m <= B`` rows, a BLAS or sparse product computes each
-      entry as an inner product of length ``m``: in any order of
-      summation (blocked, pairwise, with or without FMA), each term meets
-      at most ``m`` roundings (its product and at most ``m - 1`` additions;
-      Higham 2002, section 3.1 and Theorem 3.1 / eq. (3.5));
-    * the ``k = ceil(m' / B)`` block results of a run of ``m'`` rows are
-      added left to right (:func:`blocked_row_sum`): a block's result meets
-      at most ``k - 1`` more roundings (recursive summation, Higham 2002,
-      eq. (4.3));
-    * a dask fit does that within each chunk of ``m' <= n`` rows and adds
-      the chunks' results in a tree of fan-in ``f``
-      (:func:`skdp.utils._dask.sum_over_row_blocks`): each node adds at
-      most ``f`` values left to right, ``f - 1`` roundings per level, over
-      ``L`` levels, and there are at most ``n`` (nonempty) chunks. In
-      memory there is no tree, one chunk of ``n`` rows.
+    * the rows are cut into ``k = ceil(n / B)`` consecutive blocks of at
+      most ``B`` rows, and a block's sum is one BLAS or sparse product over
+      its ``m <= min(B, n)`` rows, which computes each entry as an inner
+      product of length ``m``: in any order of summation (blocked,
+      pairwise, with or without FMA), each term meets at most ``m``
+      roundings (its product and at most ``m - 1`` additions; Higham 2002,
+      section 3.1 and Theorem 3.1 / eq. (3.5));
+    * the ``k`` block results are added by a tree of fan-in ``f``
+      (:func:`~skdp.utils._row_source.tree_sum`): each node copies its
+      first input (exactly: float64 to float64) and adds the others left to
+      right, so an input meets at most ``f - 1`` roundings at a node; a
+      level of the tree divides the number of values by ``f`` (rounded
+      up), so a block result passes ``L = ceil(log_f k)`` nodes before it
+      is the total (none when ``k = 1``).
 
-    So no term meets more than ``min(B, n) + ceil(n / B) - 1 + (f - 1) L``
-    roundings; nor more than ``n`` in any order of summation (at most
-    ``n - 1`` additions and its product), the bound of earlier releases.
-    At ``n = 2e6``, ``T = 2877`` instead of ``n``: the total bound
-    ``gamma_T sum_i |x_i|`` grows as ``n**1.5 u``, not ``n**2 u``.
+    So no term meets more than ``min(B, n) + (f - 1) L`` roundings; nor more
+    than ``n`` in any order of summation (the whole computation is a
+    summation tree over ``n`` leaves: at most ``n - 1`` additions and its
+    product), the bound of earlier releases. At ``n = 2e6`` (``B = 1415``,
+    ``k = 1414``, ``L = 4``) ``T = 1443`` instead of ``n``: the total bound
+    ``gamma_T sum_i |x_i|`` grows as ``n**1.5 u``, not ``n**2 u``. (Earlier
+    versions added a run of blocks left to right before the tree, and
+    counted ``k - 1`` more roundings for it: ``T = 2877`` at ``n = 2e6``.)
 
     Examples
     --------
     >>> from skdp.linear_model._newton import summation_terms
     >>> summation_terms(1000), summation_terms(2_000_000)
-    (1000, 2877)
+    (1000, 1443)
     """
     n = max(1, int(n_samples))
-    block = gradient_block_size(n) if block_size is None else int(block_size)
-    levels, parts = 0, n
+    block = canonical_block_rows(n) if block_size is None else int(block_size)
+    levels, parts = 0, -(-n // block)
     while parts > 1:
         parts = -(-parts // fan_in)
         levels += 1
-    return min(n, min(block, n) + -(-n // block) - 1 + (fan_in - 1) * levels)
-
-
-def _squares(problem):
-    """``problem.Z`` squared entrywise, computed once (the preconditioner's)."""
-    if getattr(problem, "z_squared", None) is None:
-        problem.z_squared = squared_entries(problem.Z)
-    return problem.z_squared
-
-
-def _dense(matrix) -> np.ndarray:
-    """A product that is sparse when its factors are, as a dense array."""
-    return matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix)
+    return min(n, min(block, n) + (fan_in - 1) * levels)
 
 
 def _line_search(problem, w, value, magnitude, step, slope):
@@ -511,17 +355,23 @@ def minimize_loss(
     """
     Y = np.asarray(Y, dtype=float)
     d = Z.shape[1]
+    rows, spec = _given_rows(Z, Y)
     if Y.ndim == 1 or Y.shape[1] == 1:
         shape = (d,) if Y.ndim == 1 else (1, d)
-        linear = np.zeros(d) if linear is None else np.ravel(linear).astype(float)
-        problem = _MarginProblem(Z, Y.ravel(), LogisticLoss(), alpha, C, linear)
+        linear = np.zeros(d) if linear is None else linear
+        problem = MarginProblem(rows, spec, LogisticLoss(), alpha, C, linear)
     else:
         shape = (Y.shape[1], d)
-        linear = np.zeros(shape) if linear is None else np.asarray(linear, float)
-        problem = _SoftmaxProblem(Z, (Y > 0).astype(float), alpha, C, linear)
+        linear = np.zeros(shape) if linear is None else linear
+        problem = SoftmaxProblem(rows, spec, alpha, C, linear, Y.shape[1])
     threshold = tol * (alpha + C * row_norms(Z).sum())
     result = _damped_newton(problem, threshold, max_iter)
     return replace(result, coef=result.coef.reshape(shape))
+
+
+def _given_rows(Z, Y):
+    """A row source of rows ``Z`` and targets ``Y`` used as they are."""
+    return row_source(Z, Y), RowSpec(n_features=Z.shape[1])
 
 
 # --- the certified solve of objective and output perturbation ---------------
@@ -585,8 +435,9 @@ class SolverPlan:
         Hessian-vector products per Newton-CG step.
     block_size : int
         ``B``: rows per block of the certified gradient's sum
-        (:func:`gradient_block_size`); ``0`` means one block (the sum
-        unblocked, bounded with ``n`` terms).
+        (:func:`~skdp.utils._row_source.canonical_block_rows`, the row
+        source's blocks); ``0`` means one block (the sum unblocked,
+        bounded with ``n`` terms).
     summation_terms : int
         ``T``: the most roundings a row's term meets in that sum
         (:func:`summation_terms`); ``0`` means ``n_samples``.
@@ -616,7 +467,7 @@ class SolverPlan:
 
         ``margin_terms`` is the most terms a margin sums, ``d``: at most
         ``n_coef`` (the default); a CSR row with ``k`` stored entries
-        sums ``k`` (:func:`solve` passes the largest ``k``).
+        sums ``k`` (:func:`solve_rows` passes the largest ``k``).
 
         Notes
         -----
@@ -624,8 +475,8 @@ class SolverPlan:
         computed margin ``z.w`` (``d`` terms) errs by at most
         ``gamma_d R ||w||``, which moves a loss derivative by at most
         ``slope_lipschitz`` times that; each row's gradient has norm at most
-        ``row_gradient R``, and their blocked sum (:func:`blocked_row_sum`;
-        a dask fit's per-chunk blocked sums added in a tree) errs by at
+        ``row_gradient R``, and their sum over the row source's blocks,
+        added by its tree (:func:`summation_terms`), errs by at
         most ``gamma_T`` times the sum of their entries' magnitudes, whose
         norm is at most the sum of the rows' gradient norms (Minkowski),
         ``T = summation_terms`` (:func:`summation_terms`: the most
@@ -694,6 +545,7 @@ def plan_solver(
     tol: float,
     max_iter: int,
     loss: MarginLoss | None = None,
+    block_rows: int | None = None,
 ) -> SolverPlan:
     """The public stopping rule of the exact methods' solver.
 
@@ -716,6 +568,10 @@ def plan_solver(
     loss : MarginLoss or None, default=None
         The loss of a single-output model; ``None`` means the logistic loss
         (two classes) or the softmax loss (more).
+    block_rows : int or None, default=None
+        Rows per block of the row source the solve will sum over (its
+        ``block_rows``, a function of ``n``); ``None``: the canonical
+        :func:`~skdp.utils._row_source.canonical_block_rows`.
 
     Returns
     -------
@@ -740,6 +596,7 @@ def plan_solver(
     >>> plan.residual == 2 * plan.threshold, plan.threshold < 1e-8
     (True, True)
     """
+    block = canonical_block_rows(n_samples) if block_rows is None else int(block_rows)
     if loss is None and n_classes == 2:
         loss = LogisticLoss()
     if loss is not None:
@@ -763,25 +620,13 @@ def plan_solver(
         row_gradient=float(row_gradient),
         slope_lipschitz=float(slope_lipschitz),
         hessian_free=bool(n_coef > MAX_DENSE_HESSIAN),
-        block_size=gradient_block_size(n_samples),
-        summation_terms=summation_terms(n_samples),
+        block_size=block,
+        summation_terms=summation_terms(n_samples, block),
     )
     w_norm = math.sqrt(2.0 * C * n_samples * plan.zero_value / alpha)
     scale = alpha + C * n_samples * row_gradient * row_norm
     threshold = max(tol * scale, 4.0 * plan.gradient_error(w_norm, 0.0))
     return replace(plan, threshold=threshold, residual=2.0 * threshold / alpha)
-
-
-def _problem(Z, Y, alpha, C, linear, loss=None, single=True):
-    Y = np.asarray(Y, dtype=float)
-    d = Z.shape[1]
-    if Y.ndim == 1 or Y.shape[1] == 1:
-        linear = np.zeros(d) if linear is None else np.ravel(linear).astype(float)
-        loss = LogisticLoss() if loss is None else loss
-        return _MarginProblem(Z, Y.ravel(), loss, alpha, C, linear, single)
-    shape = (Y.shape[1], d)
-    linear = np.zeros(shape) if linear is None else np.asarray(linear, float)
-    return _SoftmaxProblem(Z, (Y > 0).astype(float), alpha, C, linear, single)
 
 
 def _accelerated_gradient(problem, plan, start, steps, certified):
@@ -804,19 +649,23 @@ def _accelerated_gradient(problem, plan, start, steps, certified):
     return y_previous
 
 
-def solve(Z, Y, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
+def solve_rows(rows, spec, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
     """A point near the exact minimiser, within ``plan.residual``; never raises.
 
     Minimises ``alpha/2 ||W||^2 + C sum_i loss(W; z_i, y_i) + <linear, W>``
-    (binary logistic or softmax loss, following ``Y`` as in
-    :func:`minimize_loss`).
+    over the rows of ``rows``: every sum over the data is a block sum of
+    :mod:`~skdp.linear_model._problems`, so memory, CSR and dask run the
+    same solve on bitwise the same sums.
 
     Parameters
     ----------
-    Z : ndarray or CSR matrix of shape (n, d)
-        Rows of norm at most ``plan.row_norm``.
-    Y : ndarray of shape (n,), (n, 1) or (n, K)
-        Labels as in :func:`minimize_loss`.
+    rows : RowSource
+        The raw rows and labels (in memory or on dask).
+    spec : RowSpec
+        How a block of them becomes rows ``z_i`` of norm at most
+        ``plan.row_norm`` and targets: one column for a binary model,
+        ``K`` columns (one-vs-rest targets with ``loss``, class indicators
+        ``> 0`` for softmax).
     plan : SolverPlan
     linear : ndarray or None
         The perturbation's linear term.
@@ -828,7 +677,7 @@ def solve(Z, Y, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
 
     Returns
     -------
-    coef : ndarray, shaped like :func:`minimize_loss`'s ``coef``
+    coef : ndarray of shape (n_models, d)
 
     Notes
     -----
@@ -841,7 +690,7 @@ def solve(Z, Y, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
     when ``plan.hessian_free``, conjugate-gradient solves with
     Hessian-vector products (``_newton_cg``); the certificate only reads
     the point and its computed gradient, so it holds whichever solver
-    produced the point. For a CSR ``Z`` the rounding bound counts the
+    produced the point. For CSR rows the rounding bound counts the
     largest number of stored entries in a row as the margin's terms (a
     sparse dot product sums only those). If Newton has not certified that
     within ``max_iter`` steps, the
@@ -858,24 +707,51 @@ def solve(Z, Y, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
     guarantee is the exact-arithmetic one. skdp's objective perturbation
     raises ``alpha`` with the noise, which keeps it far from that regime.
     """
-    if hasattr(Z, "solve"):
-        # Row blocks of a dask collection: the same solve, its sums over the
-        # data computed on the workers (``skdp.linear_model._dask``).
-        return Z.solve(plan, linear, loss)
-    Y = np.asarray(Y, dtype=float)
-    if loss is not None and Y.ndim == 2 and Y.shape[1] > 1:
-        linear = np.zeros((Y.shape[1], Z.shape[1])) if linear is None else linear
-        return np.vstack(
-            [
-                solve(Z, Y[:, k], plan, np.asarray(linear)[k], loss)
-                for k in range(Y.shape[1])
-            ]
+    d = spec.n_coef
+    n_models = _n_models(rows, spec)
+    single = single_hessian(plan)
+    terms = margin_terms(rows, spec)
+    if loss is None and n_models > 1:  # softmax
+        shape = (n_models, d)
+        linear = np.zeros(shape) if linear is None else np.asarray(linear, float)
+        problem = SoftmaxProblem(
+            rows, spec, plan.alpha, plan.C, linear, n_models, single=single
         )
-    problem = _problem(Z, Y, plan.alpha, plan.C, linear, loss, single_hessian(plan))
-    coef = solve_problem(problem, plan, linear, row_terms(Z))
-    if Y.ndim == 1:
-        return coef
-    return coef.reshape(problem.shape if Y.shape[1] > 1 else (1, Z.shape[1]))
+        return solve_problem(problem, plan, linear, terms).reshape(shape)
+    loss = LogisticLoss() if loss is None else loss
+    linear = np.zeros((n_models, d)) if linear is None else linear
+    linear = np.reshape(np.asarray(linear, dtype=float), (n_models, d))
+    coef = []
+    for k in range(n_models):
+        problem = MarginProblem(
+            rows, spec, loss, plan.alpha, plan.C, linear[k], k=k, single=single
+        )
+        coef.append(solve_problem(problem, plan, linear[k], terms))
+    return np.vstack(coef)
+
+
+def _n_models(rows, spec) -> int:
+    """Columns of the targets: from the spec, or from the given targets."""
+    if spec.bounds is not None:
+        return 1
+    if spec.classes is not None:
+        return 1 if spec.classes.size == 2 else int(spec.classes.size)
+    y = rows.y
+    return 1 if y.ndim == 1 else int(y.shape[1])
+
+
+def solve(Z, Y, plan: SolverPlan, linear=None, loss=None) -> np.ndarray:
+    """:func:`solve_rows` on in-memory rows ``Z`` and targets ``Y`` as given.
+
+    ``Z`` (dense or CSR, rows of norm at most ``plan.row_norm``) and ``Y``
+    (as in :func:`minimize_loss`; ``K`` one-vs-rest target columns with a
+    margin ``loss``) are used as they are. The coefficients are shaped
+    like :func:`minimize_loss`'s.
+    """
+    Y = np.asarray(Y, dtype=float)
+    rows, spec = _given_rows(Z, Y)
+    coef = solve_rows(rows, spec, plan, linear, loss)
+    return coef.ravel() if Y.ndim == 1 else coef
 
 
 def single_hessian(plan: SolverPlan) -> bool:
@@ -892,7 +768,8 @@ def single_hessian(plan: SolverPlan) -> bool:
 def solve_problem(problem, plan: SolverPlan, linear, terms: int) -> np.ndarray:
     """The certified solve of :func:`solve` on a built problem; raveled ``coef``.
 
-    ``problem`` has the interface of ``_MarginProblem`` (``value``,
+    ``problem`` has the interface of
+    :class:`~skdp.linear_model._problems.MarginProblem` (``value``,
     ``gradient``, ``hessian`` or the Hessian-free ``curvature``,
     ``hessian_product``, ``hessian_diagonal``); ``terms`` is the most terms a
     margin sums (see :meth:`SolverPlan.gradient_error`).

@@ -19,9 +19,11 @@ from scipy.linalg import helmert
 from ..accounting._events import ApproxDPEvent, PrivacyEvent, PureDPEvent
 from ..mechanisms import NoisePlan, draw_l2_noise, plan_l2_noise
 from ..utils._random import check_random_source
+from ..utils._row_source import row_source
 from ._feasibility import check_magnitudes, check_solver
 from ._losses import MarginLoss
-from ._newton import SolverPlan, plan_solver, solve
+from ._newton import SolverPlan, plan_solver, solve_rows
+from ._rows import RowSpec
 
 __all__ = [
     "LOGISTIC_CURVATURE",
@@ -296,7 +298,8 @@ def plan_objective(
     max_iter: int,
     loss: MarginLoss | None = None,
     delta: float = 0.0,
-    rows_held: int | None = None,
+    block_rows: int | None = None,
+    sparse: bool = False,
 ) -> ObjectivePlan:
     """Plan objective perturbation from public quantities; may raise.
 
@@ -324,6 +327,11 @@ def plan_objective(
         (Kifer, Smith & Thakurta 2012; :func:`gaussian_objective_sigma`),
         ``(epsilon, delta)``-DP, with a noise norm ``sqrt(d)`` rather than
         ``d`` times its scale: better in high dimension.
+    block_rows : int or None, default=None
+        Rows per block of the row source the run sums over
+        (:func:`~skdp.linear_model._newton.plan_solver`).
+    sparse : bool, default=False
+        Whether the rows are CSR (for the memory check, ``check_solver``).
 
     Returns
     -------
@@ -383,8 +391,9 @@ def plan_objective(
         tol=tol,
         max_iter=max_iter,
         loss=loss,
+        block_rows=block_rows,
     )
-    check_solver(solver, n_classes, n_features, rows_held)
+    check_solver(solver, n_classes, n_features, sparse)
     # Each of the rank models (or the one softmax model) is within r: the
     # joint residual is at most r sqrt(models) (one model for softmax).
     models = rank if loss is not None else 1
@@ -419,18 +428,18 @@ def plan_objective(
     )
 
 
-def run_objective(
-    Z: np.ndarray, Y: np.ndarray, plan: ObjectivePlan, source
-) -> np.ndarray:
+def run_objective(rows, spec, plan: ObjectivePlan, source) -> np.ndarray:
     """Run a planned objective perturbation; returns the released coefficients.
 
     Parameters
     ----------
-    Z : ndarray of shape (n, d)
-        Rows with ``||z_i|| <= row_norm`` (intercept column included).
-    Y : ndarray of shape (n, 1) or (n, K)
-        Binary labels in ``{-1, +1}`` (one column), or for ``K >= 3``
-        classes ``Y[i, k] = +1`` if row ``i`` is in class ``k``, else -1.
+    rows : RowSource
+        The rows and labels (in memory or on dask).
+    spec : RowSpec
+        Bounds a block's rows to ``||z_i|| <= row_norm`` (intercept column
+        included) and gives its targets: binary labels in ``{-1, +1}`` (one
+        column), or for ``K >= 3`` classes ``+1`` in class ``k``'s column,
+        else -1.
     plan : ObjectivePlan
     source : RandomSource
 
@@ -456,7 +465,7 @@ def run_objective(
     complement of ``S`` would only shift every class's score equally and
     change no prediction.
     """
-    d = Z.shape[1]
+    d = spec.n_coef
     softmax = plan.loss is None and plan.n_classes > 2
     rank = plan.noise.size // d
     basis = helmert(plan.n_classes).T if softmax else None
@@ -465,7 +474,8 @@ def run_objective(
     else:
         b = plan.gaussian_sigma * source.standard_normal(rank * d).reshape(rank, d)
     B = b if basis is None else basis @ b
-    coef = solve(Z, Y, plan.solver, linear=plan.C * plan.row_norm * B, loss=plan.loss)
+    linear = plan.C * plan.row_norm * B
+    coef = solve_rows(rows, spec, plan.solver, linear=linear, loss=plan.loss)
     coef = np.reshape(coef, B.shape)
     residual = draw_l2_noise(plan.residual_noise, source).reshape(rank, d)
     return coef + (residual if basis is None else basis @ residual)
@@ -517,4 +527,5 @@ def objective_perturbation(
         tol=tol,
         max_iter=max_iter,
     )
-    return run_objective(Z, Y, plan, check_random_source(source)), plan.event
+    rows, spec = row_source(Z, Y), RowSpec(n_features=Z.shape[1])
+    return run_objective(rows, spec, plan, check_random_source(source)), plan.event

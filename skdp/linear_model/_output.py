@@ -19,7 +19,7 @@ from ..mechanisms import NoisePlan, add_noise, plan_gaussian, plan_l2_vector
 from ..utils._random import check_random_source
 from ._feasibility import check_magnitudes, check_solver
 from ._losses import MarginLoss
-from ._newton import SolverPlan, plan_solver, solve
+from ._newton import SolverPlan, plan_solver, solve_rows
 
 __all__ = [
     "OutputPlan",
@@ -120,11 +120,12 @@ def plan_output(
     tol: float,
     max_iter: int,
     loss: MarginLoss | None = None,
-    rows_held: int | None = None,
+    block_rows: int | None = None,
+    sparse: bool = False,
 ) -> OutputPlan:
     """Plan output perturbation from public quantities; may raise.
 
-    ``rows_held`` is as in
+    ``block_rows`` and ``sparse`` are as in
     :func:`~skdp.linear_model._objective.plan_objective`.
 
     Notes
@@ -159,8 +160,9 @@ def plan_output(
         tol=tol,
         max_iter=max_iter,
         loss=loss,
+        block_rows=block_rows,
     )
-    check_solver(solver, n_classes, n_features, rows_held)
+    check_solver(solver, n_classes, n_features, sparse)
     # Every one-vs-rest model is within r: jointly within r sqrt(models).
     residual = solver.residual * (math.sqrt(models) if loss is not None else 1.0)
     sensitivity = output_sensitivity(C, row_norm, n_classes, loss) + 2.0 * residual
@@ -172,8 +174,11 @@ def plan_output(
     return OutputPlan(n_classes, sensitivity, solver, noise, noise.event, loss)
 
 
-def run_output(Z: np.ndarray, Y: np.ndarray, plan: OutputPlan, source) -> np.ndarray:
+def run_output(rows, spec, plan: OutputPlan, source) -> np.ndarray:
     """Run a planned output perturbation; returns the released coefficients.
+
+    ``rows`` (a :class:`~skdp.utils._row_source.RowSource`) and ``spec`` are
+    as in :func:`~skdp.linear_model._objective.run_objective`.
 
     Notes
     -----
@@ -185,7 +190,7 @@ def run_output(Z: np.ndarray, Y: np.ndarray, plan: OutputPlan, source) -> np.nda
     map is an isometry on ``S``), and ``U V`` is released: noise along the
     complement of ``S`` would only shift all class scores equally.
     """
-    coef = np.reshape(solve(Z, Y, plan.solver, loss=plan.loss), (-1, Z.shape[1]))
+    coef = solve_rows(rows, spec, plan.solver, loss=plan.loss)
     softmax = plan.loss is None and plan.n_classes > 2
     return _noisy(coef, plan.noise, softmax, source)
 

@@ -5,9 +5,17 @@ rows' norms in their solvers. A sparse row is never densified: its norm is
 read from its stored values and scaling it scales those values, so a
 100,000-column TF-IDF matrix costs memory in its number of stored entries,
 not in ``n_samples * n_features``.
+
+:class:`RowSpec` is how a block of raw rows becomes the rows ``Z`` and the
+targets ``Y`` of a linear model's problem: every block function of
+:mod:`skdp.linear_model` applies it to the block it is handed, in memory
+and on dask workers alike, so no fit holds a bounded copy of ``X``.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,14 +23,21 @@ import scipy.sparse as sp
 from ..utils._privacy import warn_data_derived
 
 __all__ = [
-    "bound_rows",
+    "RowSpec",
     "as_csr",
+    "bound_rows",
+    "bounded_rows",
     "row_norms",
     "row_terms",
     "scale_rows",
     "squared_entries",
     "with_constant_column",
 ]
+
+_TINY = np.finfo(float).tiny
+#: Below this bound a row norm computed from squared entries could have
+#: underflowed; :func:`bounded_rows` then takes the overflow-safe norms.
+_SMALLEST_DIRECT_BOUND = 1e-140
 
 
 def as_csr(X) -> sp.csr_matrix:
@@ -108,8 +123,137 @@ def bound_rows(X, data_norm: float | None):
         # Any positive bound is valid for all-zero data.
         return X, bound if bound > 0 else 1.0
     bound = float(data_norm)
-    factor = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
-    return scale_rows(X, factor), bound
+    return scale_rows(X, _bound_factor(norms, bound)), bound
+
+
+def _bound_factor(norms: np.ndarray, bound: float) -> np.ndarray:
+    """``min(1, bound / norm)`` per row, without dividing by a zero norm."""
+    return np.minimum(1.0, bound / np.maximum(norms, _TINY))
+
+
+def _bounded_norms(X: np.ndarray, bound: float) -> np.ndarray:
+    """Row norms of a dense float64 ``X``, for scaling rows to ``bound``.
+
+    One pass (``sum_j x_ij**2``) where that cannot overflow or underflow in a
+    way that matters, :func:`row_norms` for the rows where it could: a
+    square that overflows (entries beyond about ``1e154``), or every row
+    when ``bound`` is so small that a row above it could have squares that
+    underflow. Each row's norm depends on that row only (the choice is made
+    row by row), so a block function computes the same norm for a row
+    whatever other rows it is handed.
+    """
+    if bound < _SMALLEST_DIRECT_BOUND:
+        return row_norms(X)
+    squares = np.einsum("ij,ij->i", X, X)
+    norms = np.sqrt(squares)
+    unsafe = ~np.isfinite(squares)
+    if unsafe.any():
+        norms[unsafe] = row_norms(X[unsafe])
+    return norms
+
+
+def bounded_rows(X, data_norm: float | None, intercept: float = 0.0):
+    """The rows ``Z``: ``X`` scaled to norm at most ``data_norm``, intercept column.
+
+    The one implementation of a linear model's row bounding, applied by
+    every block function to the block it is handed (:class:`RowSpec`). A
+    dense ``X`` becomes one new float64 array (the bounded rows and, when
+    ``intercept`` is not 0, a last column of ``intercept``); a sparse one a
+    new CSR matrix with the same stored entries scaled. ``data_norm=None``
+    leaves the rows as they are (the bound was read from the data, so they
+    are within it). ``X`` is not modified.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.linear_model._rows import bounded_rows
+    >>> bounded_rows(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0, intercept=0.5)
+    array([[0.6, 0.8, 0.5],
+           [0.3, 0.4, 0.5]])
+    """
+    if sp.issparse(X):
+        X = as_csr(X)
+        if data_norm is not None:
+            X = scale_rows(X, _bound_factor(row_norms(X), float(data_norm)))
+        return with_constant_column(X, intercept) if intercept else X
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n, d = X.shape
+    Z = np.empty((n, d + (1 if intercept else 0)))
+    Z[:, :d] = X
+    if data_norm is not None:
+        bound = float(data_norm)
+        factor = _bound_factor(_bounded_norms(X, bound), bound)
+        # Only the rows beyond the bound change (a factor of 1 is exact).
+        beyond = np.flatnonzero(factor < 1.0)
+        if beyond.size:
+            Z[beyond, :d] = X[beyond] * factor[beyond, None]
+    if intercept:
+        Z[:, d] = intercept
+    return Z
+
+
+@dataclass(frozen=True)
+class RowSpec:
+    """How a block of raw rows becomes a linear model's rows and targets.
+
+    Public settings only: the row bound, the intercept column, and how a
+    label or target becomes the margins' targets. Every block function
+    calls :meth:`rows` and :meth:`targets` on the block it is handed.
+
+    Attributes
+    ----------
+    data_norm : float or None
+        Rows are scaled to norm at most this; ``None`` leaves them (the
+        bound was read from the data).
+    intercept : float
+        The value of the appended intercept column; 0 appends none.
+    classes : ndarray or None
+        A classifier's sorted classes: two give one column of targets
+        ``+1`` (the second class) / ``-1``, more give one ``+1 / -1``
+        column per class.
+    bounds : tuple (low, high) or None
+        A regression's target bounds: ``t = (clip(y) - middle) / half``,
+        in ``[-1, 1]``, one column.
+    n_features : int or None
+        Columns of ``X`` (for :attr:`n_coef`).
+
+    With neither ``classes`` nor ``bounds`` the targets are given: ``y`` is
+    already the target matrix (or vector) of the problem.
+    """
+
+    data_norm: float | None = None
+    intercept: float = 0.0
+    classes: Any = None
+    bounds: tuple[float, float] | None = None
+    n_features: int | None = None
+
+    @property
+    def n_coef(self) -> int:
+        """Columns of ``Z``: the features and the intercept column."""
+        return int(self.n_features) + (1 if self.intercept else 0)
+
+    def rows(self, X):
+        """The block's rows ``Z`` (see :func:`bounded_rows`)."""
+        if self.data_norm is None and not self.intercept:
+            return as_csr(X) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        return bounded_rows(X, self.data_norm, self.intercept)
+
+    def targets(self, y) -> np.ndarray:
+        """The block's targets, one column per model (``m x n_outputs``)."""
+        y = np.asarray(y)
+        if self.bounds is not None:
+            low, high = self.bounds
+            middle, half = (low + high) / 2.0, (high - low) / 2.0
+            t = (np.clip(y.ravel().astype(np.float64), low, high) - middle) / half
+            return np.clip(t, -1.0, 1.0)[:, None]
+        if self.classes is not None:
+            y = y.ravel()
+            classes = self.classes
+            if classes.size == 2:
+                return np.where(y == classes[1], 1.0, -1.0)[:, None]
+            return np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+        y = np.asarray(y, dtype=np.float64)
+        return y[:, None] if y.ndim == 1 else y
 
 
 def with_constant_column(X, value: float):

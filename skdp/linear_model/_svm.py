@@ -34,7 +34,8 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
     - ``'output'``: the minimiser plus noise calibrated to its sensitivity,
       epsilon-DP, or (epsilon, delta)-DP with Gaussian noise when
       ``delta > 0``;
-    - ``'gradient'``: DP-SGD, (epsilon, delta)-DP.
+    - ``'gradient'``: DP-SGD, or full-batch noisy gradient descent with
+      ``batch_size='full'``, (epsilon, delta)-DP.
 
     More than two classes are fitted one-vs-rest, all ``K`` models as one
     mechanism with one charge (see Notes).
@@ -78,10 +79,15 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
     tol : float, default=1e-12
         ``'objective'``, ``'output'``: relative gradient-norm threshold of
         the solver; its residual is paid for in the noise.
-    batch_size : int, default=256
-        ``'gradient'``: expected Poisson batch size.
+    batch_size : int or 'full', default=256
+        ``'gradient'``: below ``n_samples``, DP-SGD's expected Poisson batch
+        size; ``'full'`` (or at least ``n_samples``), full-batch noisy
+        gradient descent, one pass over the rows a step (the mechanism the
+        plan picks, in memory and on dask alike; see
+        :class:`~skdp.linear_model.DPLogisticRegression`).
     epochs : int, default=10
-        ``'gradient'``: the number of steps is ``ceil(epochs / q)``.
+        ``'gradient'``: DP-SGD takes ``ceil(epochs / q)`` steps, full-batch
+        gradient descent ``epochs``.
     learning_rate : float or None, default=None
         ``'gradient'``: step size; ``None`` is the rule of
         ``default_learning_rate`` with the
@@ -112,8 +118,8 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
     noise_multiplier_, sampling_rate_, n_steps_, learning_rate_, max_grad_norm_
         ``'gradient'`` only.
     gradient_variant_ : {'dpsgd', 'full_batch_gd'}
-        ``'gradient'`` only: DP-SGD, or full-batch noisy gradient descent on
-        a dask collection (see
+        ``'gradient'`` only: DP-SGD, or full-batch noisy gradient descent
+        (``batch_size='full'``; see
         :class:`~skdp.linear_model.DPLogisticRegression`).
     privacy_event_ : PrivacyEvent
     epsilon_, delta_ : float
@@ -138,7 +144,9 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
     - **output** (CMS 2011, Corollary 8): sensitivity ``2 C L R sqrt(m)``
       plus twice the solver's public residual;
     - **gradient**: clipped per-row gradients, the accountant's
-      Poisson-subsampled Gaussian event.
+      Poisson-subsampled Gaussian event (DP-SGD), or the ``epochs``-fold
+      composition of the Gaussian mechanism of sensitivity ``2 c`` on the
+      full clipped sum (full-batch gradient descent).
 
     **One-vs-rest, one mechanism.** With ``K > 2`` classes the ``K`` binary
     problems share the rows: replacing one row changes one row of *every*
@@ -156,9 +164,10 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
     2048 coefficients per model).
 
     **Dask input**: dask arrays and DataFrames are fitted as by
-    :class:`~skdp.linear_model.DPLogisticRegression` (its Notes): the exact
-    methods release the in-memory model, ``'gradient'`` runs full-batch
-    noisy gradient descent for ``max_iter`` steps.
+    :class:`~skdp.linear_model.DPLogisticRegression` (its Notes): every
+    method releases bitwise the in-memory model for the same
+    ``random_state``; choose ``batch_size='full'`` for ``'gradient'`` on
+    large data (one pass per step).
 
     References
     ----------
@@ -204,7 +213,7 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
         classes: ArrayLike | None = None,
         max_iter: int = 100,
         tol: float = 1e-12,
-        batch_size: int = 256,
+        batch_size: int | Literal["full"] = 256,
         epochs: int = 10,
         learning_rate: float | None = None,
         max_grad_norm: float | None = None,

@@ -37,6 +37,12 @@ Every pass runs its block functions with one BLAS thread
 (:func:`one_blas_thread`), in both backends: a product's rounding then
 never depends on how many threads the process or the worker has (and the
 blocks run in parallel on dask anyway).
+
+:meth:`RowSource.subsample_sum` is a sum over a subsample of the rows
+(DP-SGD's Poisson batches): the client draws the subsample; its rows, cut
+into consecutive chunks, are gathered from their blocks (on the workers,
+for dask) and each chunk is handed to the function whole, so memory and
+dask compute bitwise the same chunk results and add them by the same tree.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ from ._dask import as_row_blocks, is_dask_collection
 
 __all__ = [
     "MIN_BLOCK_ROWS",
+    "SUBSAMPLE_CALL_ROWS",
     "TREE_FAN_IN",
     "RowSource",
     "canonical_block_rows",
@@ -65,6 +72,10 @@ __all__ = [
 MIN_BLOCK_ROWS = 1024
 #: Fan-in of the tree that adds the blocks' results.
 TREE_FAN_IN = 8
+#: Rows of a chunk of a subsample (:meth:`RowSource.subsample_sum`): at
+#: most this many selected rows are handed to one call, which bounds its
+#: temporaries.
+SUBSAMPLE_CALL_ROWS = 16 * MIN_BLOCK_ROWS
 
 
 def canonical_block_rows(n_samples: int) -> int:
@@ -132,28 +143,43 @@ def tree_reduce(parts, combine: Callable[..., Any], fan_in: int = TREE_FAN_IN):
         raise ValueError(f"fan_in must be at least 2, got {fan_in!r}.")
     levels: list[list] = []  # the values waiting at each level
     pushed: list[int] = []  # how many values each level has received
-
-    def push(level, value):
-        if level == len(levels):
-            levels.append([])
-            pushed.append(0)
-        levels[level].append(value)
-        pushed[level] += 1
-        if len(levels[level]) == fan_in:
-            group, levels[level] = levels[level], []
-            push(level + 1, combine(*group))
-
     for part in parts:
-        push(0, part)
+        _push(levels, pushed, 0, part, combine, fan_in)
     if not levels:
         raise ValueError("the tree needs at least one value.")
     level = 0
     while pushed[level] > 1:  # the last, shorter group of each level
         if levels[level]:
             group, levels[level] = levels[level], []
-            push(level + 1, combine(*group))
+            _push(levels, pushed, level + 1, combine(*group), combine, fan_in)
         level += 1
     return levels[level][0]
+
+
+def _push(levels, pushed, level, value, combine, fan_in) -> None:
+    # A loop, not a recursive closure: a closure that calls itself is a
+    # reference cycle, which would keep every tree's values alive until the
+    # garbage collector runs.
+    while True:
+        if level == len(levels):
+            levels.append([])
+            pushed.append(0)
+        levels[level].append(value)
+        pushed[level] += 1
+        if len(levels[level]) < fan_in:
+            return
+        group, levels[level] = levels[level], []
+        value, level = combine(*group), level + 1
+
+
+def _chunks(indices: np.ndarray):
+    """Consecutive chunks of at most SUBSAMPLE_CALL_ROWS selected rows (one if none)."""
+    if indices.size == 0:
+        return [indices]
+    return [
+        indices[i : i + SUBSAMPLE_CALL_ROWS]
+        for i in range(0, indices.size, SUBSAMPLE_CALL_ROWS)
+    ]
 
 
 class RowSource:
@@ -270,6 +296,29 @@ class RowSource:
             parts = [_call_on_block(func, X, y, args) for X, y in self._blocks()]
         return np.concatenate(parts).astype(dtype, copy=False)
 
+    def subsample_sum(self, func: Callable[..., Any], indices, *args: Any):
+        """``sum over chunks of func(X[chunk], y[chunk], *args)``: a subsample's sum.
+
+        ``indices`` are sorted distinct row numbers (a subsample, say). They
+        are cut into consecutive chunks of at most
+        :data:`SUBSAMPLE_CALL_ROWS` (one empty chunk when there are none);
+        ``func`` receives each chunk's rows whole (C-ordered NumPy, or CSR,
+        in the order of ``indices``), and the chunks' results are added by
+        the canonical tree (:func:`tree_sum`). A dask source gathers a
+        chunk's rows from their blocks on the workers and calls ``func``
+        there on the same array, so the sum is bitwise the in-memory one,
+        whatever ``func`` computes; only the total comes back.
+        """
+        indices = np.asarray(indices, dtype=np.int64)
+        parts = []
+        with one_blas_thread():
+            for chunk in _chunks(indices):
+                X = self.X[chunk]
+                X = X if sp.issparse(X) else np.ascontiguousarray(X)
+                y = None if self.y is None else np.ascontiguousarray(self.y[chunk])
+                parts.append(func(X, y, *args))
+        return tree_sum(parts)
+
     def rows(self):
         """All of ``X`` (and ``y``) in this process: in-memory sources only."""
         return self.X, self.y
@@ -349,6 +398,33 @@ class DaskRowSource(RowSource):
         ]
         return da.concatenate(parts).astype(dtype)
 
+    def subsample_sum(self, func: Callable[..., Any], indices, *args: Any):
+        import dask
+
+        indices = np.asarray(indices, dtype=np.int64)
+        blocks = self._delayed_blocks()
+        take = dask.delayed(_take_rows, pure=True)
+        call = dask.delayed(_call_on_pieces, pure=True)
+        parts = []
+        for chunk in _chunks(indices):
+            # The chunk's rows, block by block, in the order of `indices`.
+            owners = chunk // self.block_rows
+            pieces = []
+            for b in np.unique(owners) if chunk.size else [0]:
+                local = chunk[owners == b] - int(b) * self.block_rows
+                x, y = blocks[int(b)]
+                pieces.append(take(x, y, local))
+            parts.append(call(func, pieces, args))
+        add = dask.delayed(add_all, pure=True)
+        while len(parts) > 1:
+            parts = [
+                add(*parts[i : i + TREE_FAN_IN])
+                for i in range(0, len(parts), TREE_FAN_IN)
+            ]
+        with one_blas_thread():
+            (total,) = dask.compute(parts[0])
+        return total
+
     def rows(self):
         raise TypeError(
             "This estimator step needs all rows in one process, which a dask "
@@ -392,6 +468,22 @@ def _call_on_block(func, X, y, args):
         X = np.ascontiguousarray(X)
     if y is not None and not sp.issparse(y):
         y = np.ascontiguousarray(y)
+    return func(X, y, *args)
+
+
+def _take_rows(X, y, chosen):
+    # The selected rows of one block (on its worker).
+    X = np.asarray(X)[chosen]
+    return X, None if y is None else np.asarray(y)[chosen]
+
+
+def _call_on_pieces(func, pieces, args):
+    # One chunk of a subsample: its rows as one C-ordered array, the same
+    # array an in-memory source hands ``func``.
+    X = np.ascontiguousarray(np.concatenate([x for x, _ in pieces]))
+    y = None
+    if pieces[0][1] is not None:
+        y = np.ascontiguousarray(np.concatenate([y for _, y in pieces]))
     return func(X, y, *args)
 
 

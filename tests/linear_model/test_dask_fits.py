@@ -1,9 +1,11 @@
-"""The linear models on dask arrays and DataFrames (skdp/linear_model/_dask.py).
+"""The linear models on dask arrays and DataFrames: one data path.
 
-Fits on a dask collection plan and charge once in the client and sum over
-row blocks on the workers; 'objective', 'output' (and 'adassp') release the
-same model as the in-memory fit with the same seed, 'gradient' runs
-full-batch noisy gradient descent.
+A fit reads its rows through a row source (skdp/utils/_row_source.py) in
+memory and on dask alike, plans from public parameters only (the gradient
+method's mechanism, DP-SGD or full-batch gradient descent, follows
+``batch_size``, never the backend) and draws all randomness in the client:
+with the same ``random_state`` every method releases bitwise the same model
+from a NumPy array and from a dask collection.
 """
 
 import math
@@ -17,13 +19,15 @@ from skdp.accounting import PrivacyAccountant
 from skdp.accounting._analytic_gaussian import gaussian_noise_multiplier
 from skdp.exceptions import ChargedFitError, PrivacyLeakWarning
 from skdp.linear_model import DPLinearRegression, DPLinearSVC, DPLogisticRegression
-from skdp.linear_model._dask import (
+from skdp.linear_model._full_batch import (
     FULL_BATCH_GD,
     plan_full_batch_gd,
     run_full_batch_gd,
 )
+from skdp.linear_model._rows import RowSpec
 from skdp.mechanisms import add_noise
 from skdp.utils import check_random_source
+from skdp.utils._row_source import row_source
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
@@ -35,6 +39,7 @@ def _data(seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(N, D))
     X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    X[::97] *= 3.0  # rows the bound scales down (inside the block functions)
     score = X[:, 0] + 0.5 * X[:, 1] + 0.1 * rng.normal(size=N)
     y2 = (score > 0).astype(int)
     y3 = np.digitize(score, [-0.3, 0.3])
@@ -45,25 +50,16 @@ def _data(seed=0):
 X, Y2, Y3, YR = _data()
 
 
-def _dask(a):
-    return da.from_array(a, chunks=CHUNK)
+def _dask(a, chunks=CHUNK):
+    if isinstance(chunks, tuple):  # explicit row chunks
+        chunks = chunks + tuple((s,) for s in a.shape[1:])
+    return da.from_array(a, chunks=chunks)
 
 
 @pytest.fixture(autouse=True)
 def _synchronous():
     with dask.config.set(scheduler="synchronous"):
         yield
-
-
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
-    )
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
 
 
 CASES = [
@@ -73,47 +69,85 @@ CASES = [
     (DPLinearSVC, Y3, {"classes": [0, 1, 2]}),
     (DPLinearRegression, YR, {"y_bounds": (-5, 5)}),
 ]
+CASE_IDS = ["logistic-2", "logistic-3", "svc-2", "svc-3", "regression"]
+
+#: Every method, the gradient method's two mechanisms apart (DP-SGD with a
+#: few steps: on dask each step is one pass of tasks).
+METHODS = {
+    "objective": {"method": "objective"},
+    "output": {"method": "output"},
+    "objective-gaussian": {"method": "objective", "delta": 1e-5},
+    "output-gaussian": {"method": "output", "delta": 1e-5},
+    "dpsgd": {"method": "gradient", "batch_size": 400, "epochs": 2},
+    "full-batch": {"method": "gradient", "batch_size": "full", "epochs": 15},
+}
 
 
-def _fit_both(Estimator, y, params, **fit_params):
-    memory = Estimator(data_norm=1.0, random_state=7, **params, **fit_params)
-    distributed = Estimator(data_norm=1.0, random_state=7, **params, **fit_params)
-    return memory.fit(X, y), distributed.fit(_dask(X), _dask(y))
+def _fit_both(Estimator, y, params, chunks=CHUNK, **method):
+    memory = Estimator(data_norm=1.0, random_state=7, **params, **method)
+    on_dask = Estimator(data_norm=1.0, random_state=7, **params, **method)
+    return memory.fit(X, y), on_dask.fit(_dask(X, chunks), _dask(y, chunks))
 
 
-@pytest.mark.parametrize("Estimator, y, params", CASES)
-@pytest.mark.parametrize("method", ["objective", "output"])
-@pytest.mark.parametrize("delta", [None, 1e-5])
-def test_exact_methods_release_the_in_memory_model(Estimator, y, params, method, delta):
-    # Same seed, same noise (drawn in the client in the same order); the
-    # solver runs on the same sums, up to their order of addition: equal to
-    # the certified solver's residual (far below 1e-8 here).
-    memory, dasked = _fit_both(Estimator, y, params, method=method, delta=delta)
-    np.testing.assert_allclose(dasked.coef_, memory.coef_, rtol=0, atol=1e-8)
-    np.testing.assert_allclose(dasked.intercept_, memory.intercept_, rtol=0, atol=1e-8)
-    assert dasked.privacy_event_ == memory.privacy_event_
-    assert dasked.n_iter_ == pytest.approx(memory.n_iter_)
+def _assert_same_model(a, b):
+    assert np.array_equal(a.coef_, b.coef_)
+    assert np.array_equal(a.intercept_, b.intercept_)
+    assert a.privacy_event_ == b.privacy_event_
+    assert np.array_equal(a.n_iter_, b.n_iter_)
+
+
+@pytest.mark.parametrize("Estimator, y, params", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_every_method_releases_the_in_memory_model(Estimator, y, params, method):
+    # Same seed: the same subsamples and noise (drawn in the client in the
+    # same order) and bitwise the same sums (the same block functions on
+    # the same canonical blocks, added by the same tree): the same model.
+    memory, on_dask = _fit_both(Estimator, y, params, **METHODS[method])
+    _assert_same_model(memory, on_dask)
+    if method in ("dpsgd", "full-batch"):
+        assert on_dask.gradient_variant_ == memory.gradient_variant_
+        assert on_dask.n_steps_ == memory.n_steps_
 
 
 def test_adassp_releases_the_in_memory_model():
-    memory, dasked = _fit_both(
+    memory, on_dask = _fit_both(
         DPLinearRegression, YR, {"y_bounds": (-5, 5)}, method="adassp"
     )
-    np.testing.assert_allclose(dasked.coef_, memory.coef_, rtol=0, atol=1e-8)
+    _assert_same_model(memory, on_dask)
 
 
-def test_distributed_client_gives_the_same_models(client):
-    for method in ("objective", "output"):
-        memory, dasked = _fit_both(
-            DPLogisticRegression, Y3, {"classes": [0, 1, 2]}, method=method
+@pytest.mark.parametrize("chunks", [97, 1024, 2000, ((1, 999, 0, 1000),)])
+def test_the_dask_chunking_does_not_change_the_model(chunks):
+    # The row source rechunks to canonical blocks (public: a function of n),
+    # empty chunks included, so the model does not depend on the chunking.
+    for method in ("objective", "dpsgd"):
+        memory, on_dask = _fit_both(
+            DPLogisticRegression, Y3, {"classes": [0, 1, 2]}, chunks, **METHODS[method]
         )
-        np.testing.assert_allclose(dasked.coef_, memory.coef_, rtol=0, atol=1e-8)
-    reg = DPLinearSVC(
-        method="gradient", data_norm=1.0, classes=[0, 1], max_iter=30, random_state=0
+        _assert_same_model(memory, on_dask)
+
+
+@pytest.mark.slow
+def test_a_distributed_cluster_releases_the_in_memory_model():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
     )
-    reg.fit(_dask(X), _dask(Y2))
-    assert reg.gradient_variant_ == FULL_BATCH_GD
-    assert reg.score(X, Y2) > 0.9
+    try:
+        with distributed.Client(cluster):
+            with dask.config.set(scheduler="distributed"):
+                for Estimator, y, params in CASES[1::2]:
+                    for method in ("objective", "output", "dpsgd", "full-batch"):
+                        memory, on_dask = _fit_both(
+                            Estimator, y, params, **METHODS[method]
+                        )
+                        _assert_same_model(memory, on_dask)
+                memory, on_dask = _fit_both(
+                    DPLinearRegression, YR, {"y_bounds": (-5, 5)}, method="adassp"
+                )
+                _assert_same_model(memory, on_dask)
+    finally:
+        cluster.close()
 
 
 def test_dataframe_input_sets_feature_names_and_matches_the_array():
@@ -125,7 +159,7 @@ def test_dataframe_input_sets_feature_names_and_matches_the_array():
     params = dict(method="objective", data_norm=1.0, classes=[0, 1], random_state=1)
     from_frame = DPLogisticRegression(**params).fit(X_frame, y_frame)
     from_memory = DPLogisticRegression(**params).fit(frame, Y2)
-    np.testing.assert_allclose(from_frame.coef_, from_memory.coef_, atol=1e-8)
+    assert np.array_equal(from_frame.coef_, from_memory.coef_)
     assert list(from_frame.feature_names_in_) == list(frame.columns)
     assert from_frame.n_features_in_ == D
     assert from_frame.score(frame, Y2) > 0.9
@@ -133,27 +167,25 @@ def test_dataframe_input_sets_feature_names_and_matches_the_array():
 
 def test_string_labels_on_dask():
     labels = np.array(["no", "yes"], dtype=object)[Y2]
-    params = dict(
-        method="objective", data_norm=1.0, classes=["no", "yes"], random_state=1
-    )
-    memory = DPLogisticRegression(**params).fit(X, labels)
-    dasked = DPLogisticRegression(**params).fit(_dask(X), _dask(labels))
-    np.testing.assert_allclose(dasked.coef_, memory.coef_, atol=1e-8)
-    assert list(dasked.classes_) == ["no", "yes"]
+    for method in (METHODS["objective"], METHODS["dpsgd"]):
+        params = dict(data_norm=1.0, classes=["no", "yes"], random_state=1, **method)
+        memory = DPLogisticRegression(**params).fit(X, labels)
+        on_dask = DPLogisticRegression(**params).fit(_dask(X), _dask(labels))
+        assert np.array_equal(on_dask.coef_, memory.coef_)
+        assert list(on_dask.classes_) == ["no", "yes"]
 
 
 # --------------------------------------------------------- budget contract
 def test_a_dask_fit_charges_its_event_exactly_once():
     budget = PrivacyBudget(epsilon=5.0, delta=1e-4)
-    for method in ("objective", "gradient"):
+    for method in (METHODS["objective"], METHODS["full-batch"], METHODS["dpsgd"]):
         clf = DPLogisticRegression(
             epsilon=1.0,
-            max_iter=10,
-            method=method,
             data_norm=1.0,
             classes=[0, 1],
             budget=budget,
             random_state=0,
+            **method,
         )
         before = len(budget.ledger)
         clf.fit(_dask(X), _dask(Y2))
@@ -228,25 +260,26 @@ def test_a_worker_failure_after_the_charge_keeps_the_spend():
 
 # ------------------------------------------------------ data-derived bounds
 def test_omitted_bounds_warn_and_match_the_in_memory_fit():
-    for Estimator, y, params in (
-        (DPLogisticRegression, Y3, {}),
-        (DPLinearRegression, YR, {}),
-    ):
+    for Estimator, y in ((DPLogisticRegression, Y3), (DPLinearRegression, YR)):
         with pytest.warns(PrivacyLeakWarning) as memory_warnings:
-            memory = Estimator(method="objective", random_state=2, **params).fit(X, y)
+            memory = Estimator(method="objective", random_state=2).fit(X, y)
         with pytest.warns(PrivacyLeakWarning) as dask_warnings:
-            dasked = Estimator(method="objective", random_state=2, **params)
-            dasked.fit(_dask(X), _dask(y))
+            on_dask = Estimator(method="objective", random_state=2)
+            on_dask.fit(_dask(X), _dask(y))
         assert len(dask_warnings) == len(memory_warnings) == 2
-        assert dasked.data_norm_ == pytest.approx(memory.data_norm_)
-        np.testing.assert_allclose(dasked.coef_, memory.coef_, atol=1e-8)
+        assert on_dask.data_norm_ == memory.data_norm_
+        assert np.array_equal(on_dask.coef_, memory.coef_)
 
 
 def test_declared_bounds_do_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         DPLogisticRegression(
-            method="gradient", data_norm=1.0, classes=[0, 1, 2], max_iter=5
+            method="gradient",
+            batch_size="full",
+            epochs=5,
+            data_norm=1.0,
+            classes=[0, 1, 2],
         ).fit(_dask(X), _dask(Y3))
         DPLinearRegression(
             method="objective", data_norm=1.0, y_bounds=(-5, 5), random_state=0
@@ -268,18 +301,23 @@ def test_full_batch_noise_is_calibrated():
         learning_rate=None,
         max_grad_norm=0.5,
     )
-    # T Gaussian mechanisms of multiplier s compose to one of s / sqrt(T):
-    # s is sqrt(T) times the analytic Gaussian multiplier, a hair above
-    # (the calibration errs towards more noise, relative tolerance 1e-6).
+    # DP-SGD at rate 1: T Gaussian mechanisms of sensitivity 2 c and
+    # standard deviation s c, which compose to one of multiplier
+    # s / (2 sqrt(T)) against 2 c: that is the analytic Gaussian
+    # multiplier, a hair above (the calibration errs towards more noise and
+    # leaves room for the grid's lattice shift).
+    assert type(plan.event).__name__ == "PoissonSubsampledDiscreteGaussianEvent"
+    assert plan.event.sampling_rate == 1.0 and plan.event.steps == steps
     single = gaussian_noise_multiplier(epsilon, delta)
-    assert plan.noise_multiplier / math.sqrt(steps) == pytest.approx(single, rel=1e-4)
-    assert plan.noise_multiplier / math.sqrt(steps) >= single * (1 - 1e-9)
+    merged = plan.noise_multiplier / (2 * math.sqrt(steps))
+    assert merged == pytest.approx(single, rel=1e-3)
+    assert merged >= single * (1 - 1e-9)
     spent, _ = PrivacyAccountant().epsilon_delta([plan.event], delta)
-    assert spent <= epsilon and spent == pytest.approx(epsilon, rel=1e-4)
-    # Sensitivity 2 c under replace-one: the standard deviation is at least
-    # s * 2 c (plus the grid's rounding allowance, sqrt(d) gamma).
-    assert plan.noise_std >= plan.noise_multiplier * 2 * 0.5
-    assert plan.noise_std == pytest.approx(plan.noise_multiplier * 2 * 0.5, rel=1e-3)
+    assert spent <= epsilon and spent == pytest.approx(epsilon, rel=1e-3)
+    # The standard deviation is s c (plus the grid's rounding allowance,
+    # sqrt(d) gamma).
+    assert plan.noise_std >= plan.noise_multiplier * 0.5
+    assert plan.noise_std == pytest.approx(plan.noise_multiplier * 0.5, rel=1e-3)
 
     # Empirical: on all-zero rows the clipped sum is 0, so one step with
     # learning rate 1 from W = 0 releases W = -noise / n. 400 seeds x 6
@@ -297,11 +335,12 @@ def test_full_batch_noise_is_calibrated():
         learning_rate=1.0,
         max_grad_norm=0.5,
     )
-    zeros = (np.zeros((N, D + 1)), -np.ones((N, 1)))
+    rows = row_source(np.zeros((N, D + 1)), -np.ones((N, 1)))
+    spec = RowSpec(n_features=D + 1)
     draws = np.concatenate(
         [
-            -N * run_full_batch_gd(zeros, one_step, check_random_source(seed)).ravel()
-            for seed in range(400)
+            -N * run_full_batch_gd(rows, spec, one_step, check_random_source(s)).ravel()
+            for s in range(400)
         ]
     )
     assert abs(draws.std() / one_step.noise_std - 1) < 0.072
@@ -336,43 +375,81 @@ def test_full_batch_noise_carries_the_largest_clipped_sum():
     np.testing.assert_array_less(np.abs(noisy - value), 6 * plan.noise_std)
 
 
-def test_full_batch_gd_is_what_runs_and_is_recorded():
-    clf = DPLogisticRegression(
-        epsilon=1.0, method="gradient", data_norm=1.0, classes=[0, 1], random_state=0
-    ).fit(_dask(X), _dask(Y2))
-    assert clf.gradient_variant_ == FULL_BATCH_GD
-    assert clf.sampling_rate_ == 1.0
-    assert clf.n_steps_ == clf.max_iter == 100
-    assert clf.privacy_event_.count == 100
-    assert clf.epsilon_ == pytest.approx(1.0, rel=1e-4) and clf.epsilon_ <= 1.0
-    memory = DPLogisticRegression(
-        method="gradient", data_norm=1.0, classes=[0, 1], batch_size=N, epochs=1
-    ).fit(X, Y2)
-    assert memory.gradient_variant_ == "dpsgd"
-    # Accuracy sanity: near the non-private fit (0.95 here).
-    assert clf.score(X, Y2) > 0.92
+@pytest.mark.parametrize("on_dask", [False, True], ids=["memory", "dask"])
+def test_the_plan_chooses_the_gradient_mechanism_from_batch_size(on_dask):
+    data = (_dask(X), _dask(Y2)) if on_dask else (X, Y2)
+    params = dict(method="gradient", data_norm=1.0, classes=[0, 1], random_state=0)
+    full = DPLogisticRegression(batch_size="full", epochs=100, **params).fit(*data)
+    assert full.gradient_variant_ == FULL_BATCH_GD
+    assert full.sampling_rate_ == 1.0
+    assert full.n_steps_ == full.privacy_event_.steps == 100
+    assert full.epsilon_ == pytest.approx(1.0, rel=1e-4) and full.epsilon_ <= 1.0
+    assert full.score(X, Y2) > 0.92  # the non-private fit's is 0.95
+    # A batch as large as the data samples every row: full-batch as well.
+    as_large = DPLogisticRegression(batch_size=N, epochs=3, **params).fit(*data)
+    assert as_large.gradient_variant_ == FULL_BATCH_GD and as_large.n_steps_ == 3
+    # A smaller batch: Poisson-subsampled DP-SGD, on either backend.
+    sgd = DPLogisticRegression(batch_size=500, epochs=2, **params).fit(*data)
+    assert sgd.gradient_variant_ == "dpsgd"
+    assert sgd.sampling_rate_ == 0.25 and sgd.n_steps_ == 8
+    assert type(sgd.privacy_event_).__name__ == "PoissonSubsampledDiscreteGaussianEvent"
 
 
-def test_full_batch_gd_on_dask_matches_its_in_memory_run():
+def test_full_batch_gd_on_dask_matches_its_run_on_the_bounded_rows():
     clf = DPLinearRegression(
         epsilon=2.0,
         method="gradient",
+        batch_size="full",
+        epochs=20,
         data_norm=1.0,
         y_bounds=(-5, 5),
-        max_iter=20,
         random_state=4,
     ).fit(_dask(X), _dask(YR))
     plan = clf.privacy_plan(_dask(X), _dask(YR)).settings["method"]
-    Z = np.hstack([X, np.full((N, 1), 0.5)])
+    # The same run on rows bounded by hand: the block functions bound them.
+    Z = X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    Z = np.hstack([Z, np.full((N, 1), 0.5)])
     t = np.clip(YR / 5.0, -1, 1)[:, None]
-    W = run_full_batch_gd((Z, t), plan, check_random_source(4))
-    np.testing.assert_allclose(clf.coef_, 5.0 * W[0, :D], atol=1e-8)
+    W = run_full_batch_gd(
+        row_source(Z, t), RowSpec(n_features=D + 1), plan, check_random_source(4)
+    )
+    np.testing.assert_allclose(clf.coef_, 5.0 * W[0, :D], rtol=0, atol=1e-9)
+
+
+def test_dpsgd_on_dask_reads_only_the_blocks_with_sampled_rows(monkeypatch):
+    # 3 blocks of 1024 rows; rows sampled from blocks 0 and 2 only: block 1
+    # gets no task, and the chunk's sum is the in-memory one.
+    import skdp.utils._row_source as module
+    from skdp.linear_model._dpsgd import clipped_rows_sum
+    from skdp.utils._row_source import DaskRowSource
+
+    taken = []
+    take = module._take_rows
+
+    def counting(X, y, chosen):
+        taken.append(chosen.tolist())
+        return take(X, y, chosen)
+
+    monkeypatch.setattr(module, "_take_rows", counting)
+    rng = np.random.default_rng(0)
+    big = rng.normal(size=(3000, 3))
+    rows = row_source(_dask(big, 600), _dask(np.ones(3000), 600))
+    assert isinstance(rows, DaskRowSource) and rows.n_blocks == 3
+    spec = RowSpec(data_norm=1.0, intercept=0.5, bounds=(-2.0, 2.0), n_features=3)
+    W = rng.normal(size=(1, 4))
+    chosen = np.array([5, 17, 2500])
+    total = rows.subsample_sum(clipped_rows_sum, chosen, spec, W, 0.3, None)
+    assert sorted(taken) == [[5, 17], [452]]  # 2500 is row 452 of block 2
+    memory = row_source(big, np.ones(3000)).subsample_sum(
+        clipped_rows_sum, chosen, spec, W, 0.3, None
+    )
+    assert np.array_equal(total, memory)
 
 
 def test_seed_reproducibility():
-    params = dict(method="gradient", data_norm=1.0, classes=[0, 1], max_iter=20)
-    a = DPLinearSVC(random_state=3, **params)
-    b = DPLinearSVC(random_state=3, **params)
+    params = dict(method="gradient", data_norm=1.0, classes=[0, 1], batch_size=500)
+    a = DPLinearSVC(random_state=3, epochs=1, **params)
+    b = DPLinearSVC(random_state=3, epochs=1, **params)
     a.fit(_dask(X), _dask(Y2))
     b.fit(_dask(X), _dask(Y2))
     np.testing.assert_array_equal(a.coef_, b.coef_)

@@ -20,7 +20,9 @@ from skdp.audit import audit_estimator
 from skdp.linear_model import DPLinearRegression
 from skdp.linear_model._adassp import noisy_gram_matrix, plan_adassp, run_adassp
 from skdp.linear_model._losses import HuberLoss
+from skdp.linear_model._rows import RowSpec
 from skdp.utils import check_random_source
+from skdp.utils._row_source import row_source
 
 
 def _data(n=3000, d=3, seed=0, noise=0.1):
@@ -201,11 +203,13 @@ def test_run_adassp_is_accurate_and_never_fails():
         n_features=5,
         alpha=0.0,
     )
-    coef = run_adassp(Z, t, plan, check_random_source(1))
+    given = RowSpec(n_features=5)  # rows and targets used as they are
+    coef = run_adassp(row_source(Z, t), given, plan, check_random_source(1))
     exact = np.linalg.solve(Z.T @ Z, Z.T @ t)
     assert np.linalg.norm(coef - exact) < 0.1 * np.linalg.norm(exact)
     # Degenerate data (every row zero): still a finite answer.
-    zero = run_adassp(np.zeros((10, 5)), np.zeros(10), plan, check_random_source(2))
+    zeros = row_source(np.zeros((10, 5)), np.zeros(10))
+    zero = run_adassp(zeros, given, plan, check_random_source(2))
     assert np.all(np.isfinite(zero))
 
 

@@ -1,4 +1,11 @@
-"""The certified gradient's blocked sum and its rounding bound (issue 15)."""
+"""The certified gradient's blocked sum and its rounding bound (issue 15).
+
+The gradient is a row source's block sum (skdp/utils/_row_source.py): row
+blocks of ``B`` rows, each one product, added by a tree of fan-in 8, the
+same in memory and on dask. ``summation_terms`` counts the roundings of
+exactly that structure; these tests check the bound on sums built to round
+badly, computed exactly with fractions.
+"""
 
 import math
 from dataclasses import replace
@@ -7,15 +14,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from skdp.linear_model._newton import (
-    _UNIT_ROUNDOFF,
-    blocked_row_sum,
-    gradient_block_size,
-    plan_solver,
-    summation_terms,
-)
+from skdp.linear_model._newton import _UNIT_ROUNDOFF, plan_solver, summation_terms
 from skdp.linear_model._objective import plan_objective
-from skdp.utils._dask import sum_over_row_blocks
+from skdp.utils._row_source import TREE_FAN_IN, canonical_block_rows, row_source
 
 
 def _gamma(terms):
@@ -53,18 +54,35 @@ def _exact_errors(Z, s, computed):
     return errors, magnitudes
 
 
-@pytest.mark.parametrize("block", [16, 100])
-def test_blocked_sum_within_its_bound(block):
+def _product(Zb, sb):
+    return Zb.T @ sb
+
+
+def _levels(n_parts):
+    """Levels of the row source's tree over ``n_parts`` block results."""
+    levels = 0
+    while n_parts > 1:
+        n_parts = -(-n_parts // TREE_FAN_IN)
+        levels += 1
+    return levels
+
+
+@pytest.mark.parametrize("block", [16, 100, 1500])
+def test_row_source_sum_within_its_bound(block):
     n = 1500
     Z, s = _adversarial(n)
-    computed = blocked_row_sum(lambda rows: Z[rows].T @ s[rows], n, block)
+    rows = row_source(Z, s, block_rows=block)
+    computed = rows.block_sum(_product)
     errors, magnitudes = _exact_errors(Z, s, computed)
-    # In memory: no tree; the planned T (with the tree allowance) is larger.
-    terms = min(block, n) + math.ceil(n / block) - 1
-    assert terms <= summation_terms(n, block)
+    # Exactly the structure: a product over at most `block` rows, then the
+    # tree's levels of at most 7 additions each.
+    terms = min(block, n) + (TREE_FAN_IN - 1) * _levels(rows.n_blocks)
+    assert terms == summation_terms(n, block)
     bound = Fraction(_gamma(terms))
     for error, magnitude in zip(errors, magnitudes):
         assert error <= bound * magnitude
+    if block >= n:
+        return  # one block: T = n, the bound of any order of summation
     # The bound is not vacuous here: recursive summation, row by row, breaks
     # it on column 0 (it loses all n - 1 tiny terms, about 0.6 (n - 1) u).
     naive = 0.0
@@ -74,40 +92,43 @@ def test_blocked_sum_within_its_bound(block):
     assert naive_errors[0] > bound * magnitudes[0]
 
 
-def test_dask_blocked_tree_sum_within_its_bound():
+@pytest.mark.parametrize("chunk", [85, 16, 1500])
+def test_dask_sum_is_the_memory_sum_and_within_the_bound(chunk):
     da = pytest.importorskip("dask.array")
     import dask
 
-    n, block, chunk = 1500, 16, 85  # 18 chunks: a 3-level tree of fan-in 3
+    n, block = 1500, 16  # 94 blocks: a 3-level tree of fan-in 8
     Z, s = _adversarial(n, seed=1)
-
-    def part(Zb, sb, size):
-        return blocked_row_sum(lambda rows: Zb[rows].T @ sb[rows], len(Zb), size)
-
     with dask.config.set(scheduler="synchronous"):
-        computed = sum_over_row_blocks(
-            part,
+        rows = row_source(
             da.from_array(Z, chunks=(chunk, 3)),
             da.from_array(s, chunks=chunk),
-            block,
-            split_every=3,
+            block_rows=block,
         )
+        computed = rows.block_sum(_product)
+    assert rows.is_dask and _levels(rows.n_blocks) == 3
+    assert np.array_equal(
+        computed, row_source(Z, s, block_rows=block).block_sum(_product)
+    )
     errors, magnitudes = _exact_errors(Z, s, computed)
-    bound = Fraction(_gamma(summation_terms(n, block, fan_in=3)))
+    bound = Fraction(_gamma(summation_terms(n, block)))
     for error, magnitude in zip(errors, magnitudes):
         assert error <= bound * magnitude
 
 
 def test_summation_terms():
-    assert gradient_block_size(10) == 1024
-    assert gradient_block_size(2_000_000) == 1415  # ceil(sqrt(2e6))
-    assert gradient_block_size(1024**2 + 1) == 1025
+    assert canonical_block_rows(10) == 1024
+    assert canonical_block_rows(2_000_000) == 1415  # ceil(sqrt(2e6))
+    assert canonical_block_rows(1024**2 + 1) == 1025
     # Never above n (any order of summation meets at most n roundings).
     for n in (1, 2, 9, 1000, 1024, 1025, 5000):
         assert 1 <= summation_terms(n) <= n
-    # 2e6 rows: 1415 rows a block, 1414 blocks, 7 tree levels of fan-in 8.
-    assert summation_terms(2_000_000) == 1415 + 1414 - 1 + 7 * 7
+    # 2e6 rows: 1415 rows a block, 1414 blocks, 4 tree levels of fan-in 8.
+    assert summation_terms(2_000_000) == 1415 + 7 * 4
     assert summation_terms(20_000_000) < 10_000
+    # The count follows the tree: one level more every factor of 8 blocks.
+    assert summation_terms(1024 * 8, 1024) == 1024 + 7
+    assert summation_terms(1024 * 8 + 1, 1024) == 1024 + 14
 
 
 def _old_residual(solver, tol):
@@ -133,7 +154,7 @@ def test_planned_residual_at_two_million_rows():
     )
     solver = plan.solver
     assert solver.summation_terms == summation_terms(2_000_000)
-    assert solver.block_size == gradient_block_size(2_000_000)
+    assert solver.block_size == canonical_block_rows(2_000_000)
     assert 100 * solver.residual <= _old_residual(solver, 1e-12)
     # The old bound with T = n reproduces the earlier planned residual (order
     # 1e-3 here), so the comparison is against the real earlier value.
@@ -148,17 +169,3 @@ def test_small_problems_unchanged_or_tighter():
         solver = plan_solver(**kwargs, tol=1e-12, max_iter=100)
         assert solver.summation_terms == n
         assert solver.residual == pytest.approx(_old_residual(solver, 1e-12))
-
-
-def test_dask_fit_drops_empty_row_blocks():
-    # The tree sum's bound counts at most n leaves: empty blocks are dropped
-    # before the charge (chunk sizes are public).
-    da = pytest.importorskip("dask.array")
-    from skdp.linear_model import DPLogisticRegression
-    from skdp.linear_model._dask import _as_dask_pair
-
-    X = da.from_array(np.ones((7, 2)), chunks=((2, 2, 0, 3), (2,)))
-    y = da.from_array(np.array([0, 1] * 3 + [0]), chunks=X.chunks[0])
-    assert 0 in X.chunks[0]
-    X2, y2, _ = _as_dask_pair(DPLogisticRegression(), X, y)
-    assert X2.chunks[0] == (2, 2, 3) and y2.chunks[0] == (2, 2, 3)

@@ -22,13 +22,10 @@ from sklearn.utils.estimator_checks import (
 from skdp import BudgetExceededError, PrivacyBudget, PrivacyLeakWarning
 from skdp.linear_model import DPLinearRegression, DPLinearSVC, DPLogisticRegression
 from skdp.linear_model._losses import HuberHingeLoss, LogisticLoss
-from skdp.linear_model._newton import (
-    MAX_DENSE_HESSIAN,
-    _MarginProblem,
-    _SoftmaxProblem,
-    solve,
-)
-from skdp.linear_model._rows import row_norms, row_terms, scale_rows
+from skdp.linear_model._newton import MAX_DENSE_HESSIAN, solve
+from skdp.linear_model._problems import MarginProblem, SoftmaxProblem
+from skdp.linear_model._rows import RowSpec, row_norms, row_terms, scale_rows
+from skdp.utils._row_source import row_source
 
 ESTIMATORS = [DPLogisticRegression, DPLinearSVC, DPLinearRegression]
 
@@ -145,7 +142,7 @@ def test_csr_rows_are_clipped_to_data_norm_and_the_input_untouched():
     before = X.copy()
     clf = DPLogisticRegression(**_params(DPLogisticRegression, "output"))
     prepared, _ = clf._plan_with_input(X, y)
-    assert sp.issparse(prepared.Z)
+    assert prepared.rows.is_sparse and sp.issparse(prepared.Z)
     norms = row_norms(prepared.Z[:, :-1])  # without the intercept column
     assert norms.max() <= 1.0 + 1e-12
     big = row_norms(X) > 1.0
@@ -165,13 +162,18 @@ def test_hessian_products_and_diagonal_match_the_hessian(kind, sparse):
     rng = np.random.default_rng(2)
     Z = rng.normal(size=(40, 5)) * (rng.random((40, 5)) < 0.6)
     Zs = sp.csr_matrix(Z) if sparse else Z
+    spec = RowSpec(n_features=5)  # the rows and targets as they are
     if kind == "softmax":
         Y = np.eye(3)[rng.integers(0, 3, 40)]
-        problem = _SoftmaxProblem(Zs, Y, 1.5, 2.0, np.zeros((3, 5)), single=False)
+        rows = row_source(Zs, Y, block_rows=16)  # three blocks
+        problem = SoftmaxProblem(
+            rows, spec, 1.5, 2.0, np.zeros((3, 5)), 3, single=False
+        )
     else:
         loss = LogisticLoss() if kind == "logistic" else HuberHingeLoss(0.5)
         t = np.where(rng.random(40) < 0.5, 1.0, -1.0)
-        problem = _MarginProblem(Zs, t, loss, 1.5, 2.0, np.zeros(5), single=False)
+        rows = row_source(Zs, t, block_rows=16)
+        problem = MarginProblem(rows, spec, loss, 1.5, 2.0, np.zeros(5), single=False)
     w = rng.normal(size=int(np.prod(problem.shape)))
     _, _, cache = problem.value(w)
     hessian = problem.hessian(w, cache)
@@ -224,9 +226,16 @@ def test_the_certificate_bounds_the_rounding_of_a_sparse_gradient():
     prepared, plan = clf._plan_with_input(X, y)
     solver = plan.settings["method"].solver
     t = prepared.Y[:, 0]
-    w = np.random.default_rng(1).normal(scale=3.0, size=prepared.Z.shape[1])
-    problem = _MarginProblem(
-        prepared.Z, t, LogisticLoss(), 1.0, 3.0, np.zeros(81), single=False
+    w = np.random.default_rng(1).normal(scale=3.0, size=prepared.n_coef)
+    # The fit's own problem: rows bounded in the block functions.
+    problem = MarginProblem(
+        prepared.rows,
+        prepared.spec,
+        LogisticLoss(),
+        1.0,
+        3.0,
+        np.zeros(81),
+        single=False,
     )
     computed = problem.gradient(w, problem.value(w)[2])
     # The same gradient in extended precision (64-bit mantissa on x86) from

@@ -104,9 +104,19 @@ def test_objective_noise_sensitivity(n_classes, sensitivity):
 
 
 def test_dpsgd_noise_is_calibrated_to_the_clipping_norm():
-    plan = _logistic_plan("gradient", max_grad_norm=0.3)
+    # A batch below the 120 rows: Poisson-subsampled DP-SGD, noise relative
+    # to c (the accountant accounts for replace-one's 2 c).
+    plan = _logistic_plan("gradient", max_grad_norm=0.3, batch_size=60)
+    assert plan.sampling_rate == 0.5
     assert plan.noise.sensitivity == 0.3
     assert plan.noise.event.noise_multiplier == plan.noise_multiplier
+    # A batch of every row (the default 256 >= 120): full-batch gradient
+    # descent, DP-SGD's mechanism at rate 1 and charged so (its noise
+    # relative to c too; the accountant accounts for replace-one's 2 c).
+    full = _logistic_plan("gradient", max_grad_norm=0.3)
+    assert full.sampling_rate == 1.0 and full.event.sampling_rate == 1.0
+    assert full.noise.sensitivity == 0.3
+    assert full.noise.event.noise_multiplier == full.noise_multiplier
 
 
 @pytest.mark.parametrize("noise", ["gaussian", "laplace"])

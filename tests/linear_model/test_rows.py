@@ -1,0 +1,72 @@
+"""Row bounding inside the block functions (skdp/linear_model/_rows.py)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skdp.linear_model._rows import (
+    RowSpec,
+    bound_rows,
+    bounded_rows,
+    row_norms,
+    with_constant_column,
+)
+
+
+def _rows(seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(300, 4)) * 10.0 ** rng.integers(-3, 3, size=(300, 1))
+    X[0] = [3e200, 4e200, 0.0, 0.0]  # squares overflow: the safe norms
+    X[1] = 0.0
+    return X
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("intercept", [0.0, 0.5])
+def test_bounded_rows_are_bound_rows_with_the_intercept_column(sparse, intercept):
+    X = _rows()
+    X = sp.csr_matrix(X) if sparse else X
+    Z = bounded_rows(X, 2.0, intercept)
+    expected, _ = bound_rows(X, 2.0)
+    if intercept:
+        expected = with_constant_column(expected, intercept)
+    if sparse:
+        Z, expected = Z.toarray(), expected.toarray()
+    # The norms of the one-pass and the overflow-safe computations agree to
+    # a few ulps, so do the scaled rows.
+    np.testing.assert_allclose(Z, expected, rtol=1e-14, atol=0)
+    assert row_norms(Z[:, :4]).max() <= 2.0 * (1 + 1e-15)
+    np.testing.assert_allclose(Z[0, :2], [1.2, 1.6])
+
+
+def test_bounding_is_row_wise():
+    # A row's bounded form does not depend on the rows it is handed with:
+    # block functions bound whatever subset of rows they get.
+    X = _rows()
+    Z = bounded_rows(X, 1.0, 0.5)
+    chosen = np.array([0, 7, 8, 150, 299])
+    assert np.array_equal(bounded_rows(X[chosen], 1.0, 0.5), Z[chosen])
+    assert np.array_equal(bounded_rows(X[5:6], 1.0, 0.5), Z[5:6])
+
+
+def test_tiny_bounds_take_the_safe_norms():
+    X = np.array([[3e-160, 4e-160], [1e-170, 0.0]])
+    Z = bounded_rows(X, 1e-160)
+    np.testing.assert_allclose(Z[0], [0.6e-160, 0.8e-160])
+    np.testing.assert_array_equal(Z[1], X[1])
+
+
+def test_row_spec_targets():
+    spec = RowSpec(classes=np.array(["a", "b"]))
+    np.testing.assert_array_equal(spec.targets(np.array(["b", "a"])), [[1], [-1]])
+    three = RowSpec(classes=np.array([0, 1, 2]))
+    np.testing.assert_array_equal(
+        three.targets(np.array([2, 0])), [[-1, -1, 1], [1, -1, -1]]
+    )
+    regression = RowSpec(bounds=(0.0, 4.0))
+    np.testing.assert_array_equal(
+        regression.targets(np.array([-1.0, 1.0, 9.0])), [[-1.0], [-0.5], [1.0]]
+    )
+    given = RowSpec(n_features=2)
+    np.testing.assert_array_equal(given.targets(np.array([1.0, -1.0])), [[1], [-1]])
+    assert given.n_coef == 2 and RowSpec(intercept=0.5, n_features=2).n_coef == 3
