@@ -60,6 +60,8 @@ from ._binning import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from numpy.typing import ArrayLike, NDArray
 
     from .._typing import Self
@@ -649,11 +651,11 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         max_iter: int = 8,
         max_bins: int | str = "auto",
         l2_regularization: float | str = "auto",
-        bounds=None,
-        categorical_features=None,
-        categories=None,
-        classes=None,
-        random_state=None,
+        bounds: ArrayLike | tuple | None = None,
+        categorical_features: ArrayLike | None = None,
+        categories: list | None = None,
+        classes: ArrayLike | None = None,
+        random_state: int | np.random.RandomState | None = None,
         budget: PrivacyBudget | None = None,
     ) -> None:
         self.epsilon = epsilon
@@ -780,7 +782,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
-    def staged_predict_proba(self, X: ArrayLike):
+    def staged_predict_proba(self, X: ArrayLike) -> Iterator[NDArray[np.float64]]:
         """Class probabilities after each cycle over the features.
 
         Parameters
@@ -795,7 +797,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         for terms in self._stages:
             yield self._scores_to_proba(self._raw_scores(X, terms))
 
-    def staged_predict(self, X: ArrayLike):
+    def staged_predict(self, X: ArrayLike) -> Iterator[NDArray[Any]]:
         """Predicted labels after each cycle over the features.
 
         Parameters
@@ -880,11 +882,11 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
         max_iter: int = 8,
         max_bins: int | str = "auto",
         l2_regularization: float | str = "auto",
-        bounds=None,
-        categorical_features=None,
-        categories=None,
-        y_bounds=None,
-        random_state=None,
+        bounds: ArrayLike | tuple | None = None,
+        categorical_features: ArrayLike | None = None,
+        categories: list | None = None,
+        y_bounds: tuple[float, float] | None = None,
+        random_state: int | np.random.RandomState | None = None,
         budget: PrivacyBudget | None = None,
     ) -> None:
         self.epsilon = epsilon
@@ -973,7 +975,7 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
         """
         return self._raw_scores(X)[:, 0] + self.y_bounds_[0]
 
-    def staged_predict(self, X: ArrayLike):
+    def staged_predict(self, X: ArrayLike) -> Iterator[NDArray[Any]]:
         """Predicted targets after each cycle over the features.
 
         Parameters

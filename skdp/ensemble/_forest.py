@@ -411,11 +411,11 @@ class DPRandomForestClassifier(ClassifierMixin, _BaseDPForest):
         n_estimators: int = 100,
         max_depth: int | str = "auto",
         evidence_weight: float | str = "auto",
-        bounds=None,
-        categorical_features=None,
-        categories=None,
-        classes=None,
-        random_state=None,
+        bounds: ArrayLike | tuple | None = None,
+        categorical_features: ArrayLike | None = None,
+        categories: list | None = None,
+        classes: ArrayLike | None = None,
+        random_state: int | np.random.RandomState | None = None,
         budget: PrivacyBudget | None = None,
     ) -> None:
         self.epsilon = epsilon
@@ -637,11 +637,11 @@ class DPRandomForestRegressor(RegressorMixin, _BaseDPForest):
         *,
         n_estimators: int = 100,
         max_depth: int | str = "auto",
-        bounds=None,
-        categorical_features=None,
-        categories=None,
-        y_bounds=None,
-        random_state=None,
+        bounds: ArrayLike | tuple | None = None,
+        categorical_features: ArrayLike | None = None,
+        categories: list | None = None,
+        y_bounds: tuple[float, float] | None = None,
+        random_state: int | np.random.RandomState | None = None,
         budget: PrivacyBudget | None = None,
     ) -> None:
         self.epsilon = epsilon
