@@ -225,6 +225,12 @@ def test_non_finite_input(estimator, bad):
     est, budget = _with_budget(estimator)
     X, y = _data(estimator)
     X[3, 1] = bad
+    if math.isnan(bad) and estimator.__sklearn_tags__().input_tags.allow_nan:
+        # A documented missing value (the tree ensembles' missing bin): the
+        # fit succeeds and charges once.
+        _fit(est, X, y)
+        assert len(budget.ledger) == 1
+        return
     _fails_cleanly(est, budget, X, y, ValueError, "NaN|[Ii]nfinity|inf")
 
 
@@ -373,13 +379,17 @@ def test_values_far_beyond_bounds_are_clipped(estimator):
     wild[1::3] -= 1e9
     outputs = []
     declared = {"classes": [0, 1]} if is_classifier(estimator) else {}
+    if is_regressor(estimator) and "y_bounds" in estimator.get_params():
+        declared["y_bounds"] = (-2.0, 2.0)
     for data in (wild, np.clip(wild, 0.0, 1.0)):
         est, budget = _with_budget(estimator, bounds=(0.0, 1.0), **declared)
         with warnings.catch_warnings():
             warnings.simplefilter("error", PrivacyLeakWarning)
             est.fit(data) if y is None else est.fit(data, y)
         assert len(budget.ledger) == 1
-        method = "predict_proba" if hasattr(est, "predict_proba") else "transform"
+        method = next(
+            m for m in ("predict_proba", "transform", "predict") if hasattr(est, m)
+        )
         out = getattr(est, method)(X[:20])
         out = out.toarray() if hasattr(out, "toarray") else out
         outputs.append(np.asarray(out, dtype=float))
@@ -394,6 +404,21 @@ def test_values_outside_declared_categories_are_mapped_not_fatal(estimator):
     # raise (the fit may already be paid for); it is mapped as documented.
     X = np.array([["red"], ["green"], ["ultraviolet"]] * 10, dtype=object)
     est, budget = _with_budget(estimator, categories=[["red", "green"]])
+    if "categorical_features" in est.get_params():  # a tree ensemble
+        est.set_params(categorical_features=[0])
+        y = np.arange(len(X)) % 2
+        if is_classifier(est):
+            est.set_params(classes=[0, 1])
+        else:
+            est.set_params(y_bounds=(0, 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PrivacyLeakWarning)
+            est.fit(X, y)
+        assert len(budget.ledger) == 1
+        # The undeclared value shares the missing values' bin.
+        codes = est.predict(X[:3])
+        assert codes[2] == est.predict(np.array([[None]], dtype=object))[0]
+        return
     supervised = is_classifier(estimator)
     y = np.arange(len(X)) % 2 if supervised else None
     if supervised:

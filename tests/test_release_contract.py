@@ -28,6 +28,12 @@ from skdp import DPLogisticRegression, PMWSynthesizer, PrivacyBudget
 from skdp.audit import audit_scores
 from skdp.cluster import DPKMeans
 from skdp.decomposition import DPPCA
+from skdp.ensemble import (
+    DPHistGradientBoostingClassifier,
+    DPHistGradientBoostingRegressor,
+    DPRandomForestClassifier,
+    DPRandomForestRegressor,
+)
 from skdp.exceptions import ChargedFitError
 from skdp.linear_model import DPLinearRegression, DPLinearSVC
 from skdp.linear_model._newton import minimize_loss
@@ -114,6 +120,22 @@ CASES = {
     "standard scaler": (DPStandardScaler(bounds=(-1, 1)), _features_pair),
     "kbins": (DPKBinsDiscretizer(n_bins=3, bounds=(-1, 1)), _features_pair),
     "bounded min-max": (BoundedMinMaxScaler(bounds=(-1, 1)), _features_pair),
+    "boosting": (
+        DPHistGradientBoostingClassifier(bounds=(-1, 1), classes=[0, 1], max_iter=2),
+        _logistic_pair,
+    ),
+    "boosting regressor": (
+        DPHistGradientBoostingRegressor(bounds=(-1, 1), y_bounds=(-1, 1), max_iter=2),
+        _regression_pair,
+    ),
+    "forest": (
+        DPRandomForestClassifier(bounds=(-1, 1), classes=[0, 1], n_estimators=10),
+        _logistic_pair,
+    ),
+    "forest regressor": (
+        DPRandomForestRegressor(bounds=(-1, 1), y_bounds=(-1, 1), n_estimators=10),
+        _regression_pair,
+    ),
     "search": (
         PrivateSearchCV(
             DPLogisticRegression(method="objective", data_norm=1.0, classes=[0, 1]),

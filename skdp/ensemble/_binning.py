@@ -153,12 +153,15 @@ def schema_params_read(estimator) -> tuple[str, ...]:
     )
 
 
-def resolve_schema(estimator, X, n_bins_cap: int) -> tuple:
+def resolve_schema(estimator, X, n_bins_cap: int, *, label_columns=None) -> tuple:
     """The public schema: categorical mask, categories and numeric bounds.
 
-    Declared values are used as given; what is not declared is read from
-    the data with a :class:`~skdp.exceptions.PrivacyLeakWarning` (never for
-    dask input, whose values are not brought to the client).
+    The categorical features are those declared (``categorical_features``)
+    and the columns whose dtype is not numeric (``label_columns``, read
+    from a DataFrame's dtypes): never guessed from the values. Declared
+    values are used as given; what is not declared is read from the data
+    with a :class:`~skdp.exceptions.PrivacyLeakWarning` (never for dask
+    input, whose values are not brought to the client).
     """
     n_features = int(X.shape[1])
     mask = np.zeros(n_features, dtype=bool)
@@ -179,12 +182,8 @@ def resolve_schema(estimator, X, n_bins_cap: int) -> tuple:
                     f"categorical_features holds indices outside [0, {n_features})."
                 )
             mask[index] = True
-    if X.dtype == object:
-        # Columns of labels (strings) are categorical whatever was declared.
-        for j in range(n_features):
-            column = X[:, j]
-            if not mask[j] and any(isinstance(v, str) for v in column[:1000]):
-                mask[j] = True
+    if label_columns is not None:
+        mask |= np.asarray(label_columns, dtype=bool)
     categories: list = [None] * n_features
     declared = estimator.categories
     cat_index = np.flatnonzero(mask)
@@ -222,7 +221,7 @@ def resolve_schema(estimator, X, n_bins_cap: int) -> tuple:
         values = (
             np.zeros((0, numeric.size))
             if is_dask_collection(X)
-            else X[:, numeric].astype(float)
+            else _numbers(X[:, numeric])
         )
         bounds = estimator.bounds
         if bounds is not None:
@@ -243,6 +242,18 @@ def resolve_schema(estimator, X, n_bins_cap: int) -> tuple:
     return FeatureSchema(
         tuple(bool(m) for m in mask), tuple(categories), lower, upper, n_bins_cap
     )
+
+
+def _numbers(values) -> np.ndarray:
+    """The numeric features as floats, or an error that shows no value."""
+    try:
+        return values.astype(float)
+    except (TypeError, ValueError):
+        raise ValueError(
+            "A numeric feature of X holds values that are not numbers; declare "
+            "the categorical features (categorical_features=...). Nothing was "
+            "charged."
+        ) from None
 
 
 def _is_missing(value) -> bool:

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.special import expit, log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import check_consistent_length, column_or_1d
 
 from ..accounting._analytic_gaussian import gaussian_noise_multiplier
 from ..accounting._events import ComposedEvent, SelfComposedEvent
@@ -33,10 +32,8 @@ from ..mechanisms._additive import (
     grid_gaussian_noise_multiplier,
     plan_gaussian,
 )
-from ..utils._bounds import resolve_bounds
-from ..utils._dask import as_row_blocks, is_dask_collection
+from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_memory
-from ..utils._labels import resolve_classes
 from ..utils._row_source import row_source
 from ..utils._sklearn_compat import (
     HasMethods,
@@ -49,15 +46,13 @@ from ._binning import (
     FINE_CELLS,
     FeatureSchema,
     auto_bins,
-    check_dask_rows,
-    check_rows,
     edges_from_counts,
     encode_block,
     fine_counts_block,
-    resolve_schema,
     schema_params_read,
     table,
 )
+from ._inputs import prepare_classification, prepare_regression
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -397,15 +392,6 @@ def run_boosting(X, labels, plan: BoostingPlan, kind: str, source):
     return cuts, base, terms, stages, bin_counts
 
 
-def _targets(X, y):
-    """``y`` as a 1-D array with one entry per row of ``X`` (or a clear error)."""
-    if y is None:
-        raise ValueError("requires y to be passed, but the target y is None")
-    y = column_or_1d(y, warn=True)
-    check_consistent_length(X, y)
-    return y
-
-
 def _importances(terms, counts) -> np.ndarray:
     """Each feature's share of the count-weighted spread of its shape function.
 
@@ -469,9 +455,8 @@ class _BaseDPBoosting(PrivateEstimatorMixin, BaseEstimator):
             tags.regressor_tags.poor_score = self._poor_score_on_tiny_data
         return tags
 
-    def _schema(self, X):
-        cap = 32 if self.max_bins == "auto" else int(self.max_bins)
-        return resolve_schema(self, X, cap)
+    def _bins_cap(self) -> int:
+        return 32 if self.max_bins == "auto" else int(self.max_bins)
 
     def _plan_for(self, schema, n_samples, n_classes, y_width):
         return plan_boosting(
@@ -672,25 +657,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         self.budget = budget
 
     def _prepare_fit(self, X, y=None):
-        X = table(self, X, reset=True)
-        if is_dask_collection(y):
-            if self.classes is None:
-                raise ValueError(
-                    "classes must be declared for dask input: they are not read "
-                    "from the data. Nothing was charged."
-                )
-            classes = np.unique(np.asarray(self.classes))
-            y = as_row_blocks(y)[0]  # a dask Series: an array
-            labels = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.int64)
-        else:
-            y = _targets(X, y)
-            classes = resolve_classes(y, self.classes, type(self).__name__)
-            labels = np.searchsorted(classes, y)
-        check_rows(X)
-        schema = self._schema(X)
-        if is_dask_collection(X) or is_dask_collection(y):
-            check_dask_rows(X, y, schema, classes)
-        return {"X": X, "labels": labels, "classes": classes, "schema": schema}
+        return prepare_classification(self, X, y, self._bins_cap())
 
     def _plan_fit(self, prepared) -> FitPlan:
         boosting = self._plan_for(
@@ -903,38 +870,7 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
         self.budget = budget
 
     def _prepare_fit(self, X, y=None):
-        X = table(self, X, reset=True)
-        if is_dask_collection(y):
-            if self.y_bounds is None:
-                raise ValueError(
-                    "y_bounds must be declared for dask input. Nothing was charged."
-                )
-            y = as_row_blocks(y)[0]  # a dask Series: an array
-            values = np.zeros((0, 1))
-        else:
-            y = _targets(X, y)
-            y = np.asarray(y, dtype=float)
-            if not np.all(np.isfinite(y)):
-                raise ValueError("y must be finite (no NaN or infinity).")
-            values = y.reshape(-1, 1)
-        bounds = None if self.y_bounds is None else tuple(self.y_bounds)
-        lo, hi = resolve_bounds(
-            None if bounds is None else ([bounds[0]], [bounds[1]]),
-            values,
-            what="target",
-            estimator=type(self).__name__,
-            param="y_bounds",
-        )
-        lo, hi = float(lo[0]), float(hi[0])
-        if is_dask_collection(y):
-            labels = y.map_blocks(lambda b: np.clip(b, lo, hi) - lo, dtype=float)
-        else:
-            labels = np.clip(y, lo, hi) - lo
-        check_rows(X)
-        schema = self._schema(X)
-        if is_dask_collection(X) or is_dask_collection(y):
-            check_dask_rows(X, y, schema)
-        return {"X": X, "labels": labels, "schema": schema, "y_bounds": (lo, hi)}
+        return prepare_regression(self, X, y, self._bins_cap(), origin="lower")
 
     def _plan_fit(self, prepared) -> FitPlan:
         lo, hi = prepared["y_bounds"]

@@ -28,10 +28,8 @@ from ..mechanisms._additive import (
     grid_gaussian_noise_multiplier,
     plan_gaussian,
 )
-from ..utils._bounds import resolve_bounds
-from ..utils._dask import as_row_blocks, is_dask_collection
+from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_memory
-from ..utils._labels import resolve_classes
 from ..utils._row_source import row_source
 from ..utils._sklearn_compat import (
     HasMethods,
@@ -43,16 +41,14 @@ from ..utils._sklearn_compat import (
 from ._binning import (
     FINE_CELLS,
     FeatureSchema,
-    check_dask_rows,
-    check_rows,
     edges_from_counts,
     encode_block,
     fine_counts_block,
-    resolve_schema,
     schema_params_read,
     table,
 )
-from ._boosting import BINNING_SHARE, _targets
+from ._boosting import BINNING_SHARE
+from ._inputs import prepare_classification, prepare_regression
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -431,24 +427,7 @@ class DPRandomForestClassifier(ClassifierMixin, _BaseDPForest):
         self.budget = budget
 
     def _prepare_fit(self, X, y=None):
-        X = table(self, X, reset=True)
-        if is_dask_collection(y):
-            if self.classes is None:
-                raise ValueError(
-                    "classes must be declared for dask input. Nothing was charged."
-                )
-            classes = np.unique(np.asarray(self.classes))
-            y = as_row_blocks(y)[0]  # a dask Series: an array
-            labels = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.int64)
-        else:
-            y = _targets(X, y)
-            classes = resolve_classes(y, self.classes, type(self).__name__)
-            labels = np.searchsorted(classes, y)
-        check_rows(X)
-        schema = resolve_schema(self, X, FOREST_BINS)
-        if is_dask_collection(X) or is_dask_collection(y):
-            check_dask_rows(X, y, schema, classes)
-        return {"X": X, "labels": labels, "classes": classes, "schema": schema}
+        return prepare_classification(self, X, y, FOREST_BINS)
 
     def _plan_fit(self, prepared) -> FitPlan:
         plan = self._plan_for(
@@ -656,36 +635,7 @@ class DPRandomForestRegressor(RegressorMixin, _BaseDPForest):
         self.budget = budget
 
     def _prepare_fit(self, X, y=None):
-        X = table(self, X, reset=True)
-        if is_dask_collection(y):
-            if self.y_bounds is None:
-                raise ValueError("y_bounds must be declared for dask input.")
-            y = as_row_blocks(y)[0]  # a dask Series: an array
-            values = np.zeros((0, 1))
-        else:
-            y = np.asarray(_targets(X, y), dtype=float)
-            if not np.all(np.isfinite(y)):
-                raise ValueError("y must be finite (no NaN or infinity).")
-            values = y.reshape(-1, 1)
-        bounds = None if self.y_bounds is None else tuple(self.y_bounds)
-        lo, hi = resolve_bounds(
-            None if bounds is None else ([bounds[0]], [bounds[1]]),
-            values,
-            what="target",
-            estimator=type(self).__name__,
-            param="y_bounds",
-        )
-        lo, hi = float(lo[0]), float(hi[0])
-        mid = (lo + hi) / 2
-        if is_dask_collection(y):
-            centred = y.map_blocks(lambda b: np.clip(b, lo, hi) - mid, dtype=float)
-        else:
-            centred = np.clip(y, lo, hi) - mid
-        check_rows(X)
-        schema = resolve_schema(self, X, FOREST_BINS)
-        if is_dask_collection(X) or is_dask_collection(y):
-            check_dask_rows(X, y, schema)
-        return {"X": X, "labels": centred, "schema": schema, "y_bounds": (lo, hi)}
+        return prepare_regression(self, X, y, FOREST_BINS, origin="middle")
 
     def _plan_fit(self, prepared) -> FitPlan:
         lo, hi = prepared["y_bounds"]

@@ -21,6 +21,7 @@ from skdp.ensemble._binning import (
     fine_counts_block,
     resolve_schema,
 )
+from skdp.ensemble._inputs import label_columns
 from skdp.exceptions import PrivacyLeakWarning
 
 
@@ -146,9 +147,11 @@ def test_numeric_categories_match_float_columns_exactly():
 
 
 # ----------------------------------------------------------------- schema
-def test_string_columns_are_categorical_and_declared_schemas_do_not_warn():
+def test_declared_string_columns_are_categorical_and_do_not_warn():
     X = np.array([[0.1, "x"], [0.9, "y"]], dtype=object)
-    estimator = _estimator(bounds=(0, 1), categories=[["y", "x"]])
+    estimator = _estimator(
+        bounds=(0, 1), categorical_features=[1], categories=[["y", "x"]]
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         schema = resolve_schema(estimator, X, 8)
@@ -157,6 +160,21 @@ def test_string_columns_are_categorical_and_declared_schemas_do_not_warn():
     assert schema.max_codes(0) == 9 and schema.max_codes(1) == 3
     assert schema.numeric == [0] and schema.n_features == 2
     np.testing.assert_array_equal(schema.lower, [0.0, np.nan])
+
+
+def test_which_features_are_categorical_is_never_guessed_from_the_values():
+    # An array's undeclared column holding a string is refused (before any
+    # charge) with a message that shows no value; whether a column is
+    # categorical never depends on the rows.
+    X = np.array([[0.1, "secret-value"], [0.9, 0.5]], dtype=object)
+    with pytest.raises(ValueError, match="not numbers") as error:
+        resolve_schema(_estimator(bounds=(0, 1)), X, 8)
+    assert "secret" not in str(error.value)
+    # A DataFrame's dtypes are its public schema: object columns are labels.
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": [0.1, 0.9], "b": ["x", "y"], "c": [1, 2]})
+    assert label_columns(frame).tolist() == [False, True, False]
+    assert label_columns(np.zeros((2, 3))) is None
 
 
 def test_categorical_features_as_indices_or_mask_agree():
@@ -201,7 +219,7 @@ def test_schema_read_from_the_data_warns_for_each_part():
     X = np.array([[0.1, "x"], [0.9, None], [0.5, "y"]], dtype=object)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        schema = resolve_schema(_estimator(), X, 4)
+        schema = resolve_schema(_estimator(categorical_features=[1]), X, 4)
     messages = [str(w.message) for w in record]
     assert all(w.category is PrivacyLeakWarning for w in record)
     assert len(messages) == 2
