@@ -279,42 +279,54 @@ def _bin_counts_block(codes, _, sizes):
 
 
 class _Rows:
-    """The fit's per-row state (codes, targets, scores) in memory or on dask."""
+    """The fit's per-row state in memory or on dask: the bin codes and the
+    targets (column 0 the label or target, then the rows' current scores),
+    kept where the rows are and updated in place round by round."""
 
     def __init__(self, codes, labels, base):
+        base = np.asarray(base, float)
         if is_dask_collection(codes):
             import dask.array as da
 
-            # Every round reads them: computed once, kept on the workers.
-            codes, labels = codes.persist(), labels.persist()
-            n = codes.shape[0]
-            self.scores = da.broadcast_to(
-                np.asarray(base, float), (n, len(base)), chunks=(codes.chunks[0], -1)
-            )
+            # Every round reads them: computed once, kept on the workers, in
+            # the codes' chunks (one task per group of blocks).
+            codes = codes.persist()
+            n, rows = codes.shape[0], codes.chunks[0]
+            scores = da.broadcast_to(base, (n, base.size), chunks=(rows, -1))
+            column = labels.astype(float).rechunk(rows)[:, None]
+            targets = da.concatenate([column, scores], axis=1)
+            targets = targets.rechunk({0: rows, 1: -1}).persist()
         else:
-            self.scores = np.tile(np.asarray(base, float), (codes.shape[0], 1))
-        self.codes, self.labels = codes, labels
+            targets = np.empty((codes.shape[0], 1 + base.size))
+            targets[:, 0] = labels
+            targets[:, 1:] = base
+        self.codes, self.targets = codes, targets
 
     def source(self):
-        if is_dask_collection(self.codes):
-            import dask.array as da
-
-            targets = da.concatenate([self.labels[:, None], self.scores], axis=1)
-            return row_source(self.codes, targets)
-        targets = np.column_stack([self.labels, self.scores])
-        return row_source(self.codes, targets)
+        return row_source(self.codes, self.targets)
 
     def update(self, j, step):
         """Add feature ``j``'s step (per bin and output) to every row's score."""
         if is_dask_collection(self.codes):
-            delta = self.codes.map_blocks(
-                lambda c: step[c[:, j].astype(np.int64)],
+            import dask.array as da
+
+            self.targets = da.map_blocks(
+                _add_step,
+                self.codes,
+                self.targets,
+                j,
+                step,
                 dtype=float,
-                chunks=(self.codes.chunks[0], (step.shape[1],)),
-            )
-            self.scores = (self.scores + delta).persist()
+                chunks=self.targets.chunks,
+            ).persist()
         else:
-            self.scores += step[self.codes[:, j].astype(np.int64)]
+            self.targets[:, 1:] += step[self.codes[:, j].astype(np.int64)]
+
+
+def _add_step(codes, targets, j, step):
+    out = targets.copy()
+    out[:, 1:] += step[codes[:, j].astype(np.int64)]
+    return out
 
 
 def run_boosting(X, labels, plan: BoostingPlan, kind: str, source):

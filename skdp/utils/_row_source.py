@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -325,7 +326,16 @@ class RowSource:
 
 
 class DaskRowSource(RowSource):
-    """Rows in a dask array or DataFrame, blocked canonically on the workers."""
+    """Rows in a dask array or DataFrame, blocked canonically on the workers.
+
+    The dask chunks are *groups* of ``8**k`` consecutive canonical blocks
+    (``k`` the largest with a group no longer than the input's chunks), so
+    one task computes many blocks. A group starts at a multiple of its
+    size, so its blocks' first ``k`` tree levels are exactly nodes of the
+    canonical tree: the task adds them there (:func:`_group_reduce`), and
+    the client's tree continues from those nodes. The results are bitwise
+    those of the in-memory source, with ``8**k`` times fewer tasks.
+    """
 
     is_dask = True
 
@@ -335,7 +345,14 @@ class DaskRowSource(RowSource):
             X = X.compute_chunk_sizes()  # the number of rows is public
         n = int(X.shape[0])
         rows = canonical_block_rows(n) if block_rows is None else block_rows
-        chunks = {0: rows, 1: -1} if X.ndim == 2 else {0: rows}
+        widest = max(X.chunks[0], default=0)
+        n_blocks = max(1, -(-n // rows))
+        group = 1
+        while group * TREE_FAN_IN * rows <= widest and group < n_blocks:
+            group *= TREE_FAN_IN
+        self.group_blocks = group
+        self.group_rows = group * rows
+        chunks = {0: self.group_rows, 1: -1} if X.ndim == 2 else {0: self.group_rows}
         X = X.rechunk(chunks)
         if y is not None:
             y = y.rechunk({0: X.chunks[0]} if y.ndim == 1 else {0: X.chunks[0], 1: -1})
@@ -343,6 +360,7 @@ class DaskRowSource(RowSource):
         self.is_sparse = False
 
     def _delayed_blocks(self):
+        """The groups' ``(X, y)`` as delayed objects, in row order."""
         # Unoptimised block graphs share their keys, so a y computed from X
         # runs X's tasks once.
         xs = self.X.to_delayed(optimize_graph=self.y is None).ravel()
@@ -350,6 +368,18 @@ class DaskRowSource(RowSource):
             return [(x, None) for x in xs]
         ys = self.y.to_delayed(optimize_graph=False).ravel()
         return list(zip(xs, ys, strict=True))
+
+    def _group_levels(self, fan_in: int) -> int:
+        """Tree levels every group adds on its worker: the most ``j`` with
+        ``fan_in**j`` dividing the group's blocks, and no more than the
+        whole tree has."""
+        total, count = 0, self.n_blocks
+        while count > 1:
+            count, total = -(-count // fan_in), total + 1
+        levels = 0
+        while levels < total and self.group_blocks % fan_in ** (levels + 1) == 0:
+            levels += 1
+        return levels
 
     def block_reduce(
         self,
@@ -360,8 +390,17 @@ class DaskRowSource(RowSource):
     ) -> Any:
         import dask
 
-        call = dask.delayed(_call_on_block, pure=True)
-        parts = [call(func, x, y, args) for x, y in self._delayed_blocks()]
+        levels = self._group_levels(fan_in)
+        span = fan_in**levels  # blocks under one node a group returns
+        reduce_group = dask.delayed(_group_reduce, pure=True)
+        pick = dask.delayed(operator.getitem, pure=True)
+        parts = []
+        for (x, y), rows in zip(self._delayed_blocks(), self.X.chunks[0], strict=True):
+            nodes = -(-max(1, -(-rows // self.block_rows)) // span)
+            task = reduce_group(
+                func, combine, x, y, args, self.block_rows, fan_in, levels
+            )
+            parts += [pick(task, i) for i in range(nodes)]
         node = dask.delayed(combine, pure=True)
         while len(parts) > 1:
             parts = [node(*parts[i : i + fan_in]) for i in range(0, len(parts), fan_in)]
@@ -372,10 +411,13 @@ class DaskRowSource(RowSource):
     def block_map(self, func: Callable[..., Any], *args: Any) -> list:
         import dask
 
-        call = dask.delayed(_call_on_block, pure=True)
-        parts = [call(func, x, y, args) for x, y in self._delayed_blocks()]
+        call = dask.delayed(_group_map, pure=True)
+        parts = [
+            call(func, x, y, args, self.block_rows) for x, y in self._delayed_blocks()
+        ]
         with one_blas_thread():
-            return list(dask.compute(*parts))
+            groups = dask.compute(*parts)
+        return [result for group in groups for result in group]
 
     def map_rows(
         self,
@@ -387,12 +429,14 @@ class DaskRowSource(RowSource):
         import dask
         import dask.array as da
 
-        call = dask.delayed(_call_on_block, pure=True)
+        call = dask.delayed(_group_rows, pure=True)
         sizes = self.X.chunks[0]
         trailing = () if width is None else (int(width),)
         parts = [
             da.from_delayed(
-                call(func, x, y, args), shape=(size, *trailing), dtype=dtype
+                call(func, x, y, args, self.block_rows),
+                shape=(size, *trailing),
+                dtype=dtype,
             )
             for (x, y), size in zip(self._delayed_blocks(), sizes, strict=True)
         ]
@@ -408,10 +452,10 @@ class DaskRowSource(RowSource):
         parts = []
         for chunk in _chunks(indices):
             # The chunk's rows, block by block, in the order of `indices`.
-            owners = chunk // self.block_rows
+            owners = chunk // self.group_rows
             pieces = []
             for b in np.unique(owners) if chunk.size else [0]:
-                local = chunk[owners == b] - int(b) * self.block_rows
+                local = chunk[owners == b] - int(b) * self.group_rows
                 x, y = blocks[int(b)]
                 pieces.append(take(x, y, local))
             parts.append(call(func, pieces, args))
@@ -469,6 +513,34 @@ def _call_on_block(func, X, y, args):
     if y is not None and not sp.issparse(y):
         y = np.ascontiguousarray(y)
     return func(X, y, *args)
+
+
+def _split_group(X, y, block_rows):
+    """A group's canonical blocks (one empty block for an empty group)."""
+    for start in range(0, max(X.shape[0], 1), block_rows):
+        stop = start + block_rows
+        yield X[start:stop], None if y is None else y[start:stop]
+
+
+def _group_reduce(func, combine, X, y, args, block_rows, fan_in, levels):
+    # On a worker: the group's blocks, then exactly `levels` levels of the
+    # canonical tree over them (a lone last input is combined alone, as the
+    # whole tree does); returns the nodes of that level, in order.
+    parts = [
+        _call_on_block(func, a, b, args) for a, b in _split_group(X, y, block_rows)
+    ]
+    for _ in range(levels):
+        parts = [combine(*parts[i : i + fan_in]) for i in range(0, len(parts), fan_in)]
+    return parts
+
+
+def _group_map(func, X, y, args, block_rows):
+    return [_call_on_block(func, a, b, args) for a, b in _split_group(X, y, block_rows)]
+
+
+def _group_rows(func, X, y, args, block_rows):
+    parts = _group_map(func, X, y, args, block_rows)
+    return np.concatenate(parts)
 
 
 def _take_rows(X, y, chosen):

@@ -808,6 +808,7 @@ def test_forest_leaf_count_release_passes_an_audit():
         epsilon=4.0,
         n_estimators=1,
         max_depth=1,
+        categorical_features=[0],
         categories=[["a", "b"]],
         classes=[0, 1],
     )

@@ -358,3 +358,34 @@ def test_the_tree_leaves_no_reference_cycle_holding_its_values():
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def _first_row_id(X, y):
+    return int(X[0, 0]) if X.shape[0] else -1
+
+
+def _nest(*parts):
+    return tuple(parts)
+
+
+@pytest.mark.parametrize("fan_in", [2, 3, 8])
+@pytest.mark.parametrize("n, chunks", [(5000, 5000), (70_000, 30_000), (9000, 9000)])
+def test_dask_groups_of_blocks_make_exactly_the_canonical_tree(n, chunks, fan_in):
+    # Each block returns its first row's index and every node nests its
+    # inputs, so the result *is* the tree's shape: tasks that hold many
+    # blocks (groups) must build the same tree as the in-memory loop.
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    X = np.arange(n, dtype=float).reshape(-1, 1)
+    memory = row_source(X).block_reduce(_first_row_id, _nest, fan_in=fan_in)
+    with dask.config.set(scheduler="synchronous"):
+        rows = row_source(da.from_array(X, chunks=chunks))
+        lazy = rows.block_reduce(_first_row_id, _nest, fan_in=fan_in)
+        mapped = rows.block_map(_first_row_id)
+        per_row = rows.map_rows(_row_sums).compute()
+    assert lazy == memory
+    assert mapped == row_source(X).block_map(_first_row_id)
+    np.testing.assert_array_equal(per_row, X[:, 0])
+    if chunks >= 8 * rows.block_rows:
+        assert rows.group_blocks > 1 and len(rows.X.chunks[0]) < rows.n_blocks
