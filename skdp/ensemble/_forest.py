@@ -176,17 +176,18 @@ def _draw_structure(schema: FeatureSchema, cuts, T: int, depth: int, source):
 def _leaves(codes, features, thresholds) -> np.ndarray:
     """Leaf index of every row in every tree: shape (n_rows, T)."""
     T, depth = features.shape
-    index = np.zeros((codes.shape[0], T), dtype=np.int64)
+    index = np.zeros((codes.shape[0], T), dtype=np.int32)  # depth <= 16
+    thresholds = thresholds.astype(codes.dtype)
     for d in range(depth):
-        bits = codes[:, features[:, d]] >= thresholds[:, d]
-        index = 2 * index + bits
+        index <<= 1
+        index |= codes[:, features[:, d]] >= thresholds[:, d]
     return index
 
 
 def _leaf_counts_block(codes, targets, features, thresholds, outputs, kind):
     T, depth = features.shape
     leaves = 2**depth
-    index = _leaves(codes.astype(np.int64), features, thresholds)
+    index = _leaves(codes, features, thresholds)
     offset = (np.arange(T) * leaves)[None, :]
     cells = (offset + index).ravel()
     if kind == "regression":
