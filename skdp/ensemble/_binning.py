@@ -129,7 +129,9 @@ def table(estimator, X, *, reset: bool):
     dtype = None
     array = np.asarray(X) if not hasattr(X, "tocsr") else X
     if getattr(array, "dtype", None) is None or array.dtype.kind not in "O":
-        dtype = np.float64
+        # float32 stays float32 (no copy): every block is read as float64,
+        # exactly, where it is binned.
+        dtype = [np.float64, np.float32]
     return validate_data(
         estimator, X, reset=reset, dtype=dtype, ensure_all_finite="allow-nan"
     )
@@ -218,12 +220,18 @@ def resolve_schema(estimator, X, n_bins_cap: int, *, label_columns=None) -> tupl
                 "bounds must be declared for dask input: they are not read from "
                 "the data. Nothing was charged."
             )
-        values = (
-            np.zeros((0, numeric.size))
-            if is_dask_collection(X)
-            else _numbers(X[:, numeric])
-        )
         bounds = estimator.bounds
+        if is_dask_collection(X):
+            values = np.zeros((0, numeric.size))
+        elif bounds is None:
+            values = _numbers(X[:, numeric])  # the ranges are read (warned)
+        else:
+            # Declared: only checked (an object table's numeric features must
+            # hold numbers), a slice of rows at a time, never copied whole.
+            if X.dtype == object:
+                for start in range(0, X.shape[0], 65536):
+                    _numbers(X[start : start + 65536, numeric])
+            values = np.zeros((0, numeric.size))
         if bounds is not None:
             low, high = bounds
             low, high = (
@@ -248,12 +256,27 @@ def _numbers(values) -> np.ndarray:
     """The numeric features as floats, or an error that shows no value."""
     try:
         return values.astype(float)
-    except (TypeError, ValueError):
-        raise ValueError(
-            "A numeric feature of X holds values that are not numbers; declare "
-            "the categorical features (categorical_features=...). Nothing was "
-            "charged."
-        ) from None
+    except (TypeError, ValueError) as error:
+        raise _not_numbers(type(error)) from None
+
+
+def _not_numbers(kind: type) -> Exception:
+    """The refusal of a numeric feature that holds no number, showing no value.
+
+    ``TypeError`` when a value is neither a string nor a number (float()
+    argument must be a string or a number, as NumPy says), ``ValueError``
+    when a string is not a number's.
+    """
+    what = (
+        "values that are neither numbers nor strings (float() argument must be "
+        "a string or a real number)"
+        if kind is TypeError
+        else "values that are not numbers"
+    )
+    return kind(
+        f"A numeric feature of X holds {what}; declare the categorical features "
+        "(categorical_features=...). Nothing was charged."
+    )
 
 
 def _is_missing(value) -> bool:
@@ -283,18 +306,20 @@ def check_rows(X) -> None:
 
 def _readable_block(X, y, numeric, classes):
     """Public facts of one block: numeric columns are numbers; labels valid."""
-    numbers = True
+    numbers = 0  # 1: a string that is no number; 2: neither string nor number
     if X.dtype == object and numeric:
         try:
             X[:, numeric].astype(float)
-        except (TypeError, ValueError):
-            numbers = False
+        except ValueError:
+            numbers = 1
+        except TypeError:
+            numbers = 2
     y = np.asarray(y).ravel()
     if classes is not None:
         labels = bool(np.all(np.isin(y, classes)))
     else:
         labels = bool(np.all(np.isfinite(y.astype(float))))
-    return np.array([numbers, labels])
+    return np.array([numbers, int(labels)])
 
 
 def check_dask_rows(X, y, schema: FeatureSchema, classes=None) -> None:
@@ -304,14 +329,12 @@ def check_dask_rows(X, y, schema: FeatureSchema, classes=None) -> None:
     feature of an object ``X`` holds numbers, and every label is one of
     ``classes`` (classifiers) or every target is finite (``classes=None``).
     """
-    facts = row_source(X, y).block_map(_readable_block, schema.numeric, classes)
-    numbers, labels = np.all(facts, axis=0)
-    if not numbers:
-        raise ValueError(
-            "A numeric feature of X holds values that are not numbers; declare "
-            "the categorical features (categorical_features=...). Nothing was "
-            "charged."
-        )
+    facts = np.array(
+        row_source(X, y).block_map(_readable_block, schema.numeric, classes)
+    )
+    numbers, labels = np.max(facts[:, 0]), np.all(facts[:, 1])
+    if numbers:
+        raise _not_numbers(TypeError if numbers == 2 else ValueError)
     if not labels and classes is not None:
         raise ValueError(
             f"y contains labels that are not in classes={list(classes)!r}; "

@@ -293,9 +293,16 @@ class RowSource:
         whenever the caller computes them, outside :func:`one_blas_thread`:
         ``func`` should not rely on BLAS for results that must agree.
         """
+        out = None
+        start = 0
         with one_blas_thread():
-            parts = [_call_on_block(func, X, y, args) for X, y in self._blocks()]
-        return np.concatenate(parts).astype(dtype, copy=False)
+            for X, y in self._blocks():
+                part = np.asarray(_call_on_block(func, X, y, args))
+                if out is None:  # one array of the result, filled in place
+                    out = np.empty((self.n_samples, *part.shape[1:]), dtype=dtype)
+                out[start : start + part.shape[0]] = part
+                start += part.shape[0]
+        return out
 
     def subsample_sum(self, func: Callable[..., Any], indices, *args: Any):
         """``sum over chunks of func(X[chunk], y[chunk], *args)``: a subsample's sum.

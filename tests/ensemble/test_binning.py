@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
+from skdp.accounting import PrivacyBudget
 from skdp.ensemble import DPHistGradientBoostingClassifier
 from skdp.ensemble._binning import (
     FINE_CELLS,
@@ -175,6 +176,26 @@ def test_which_features_are_categorical_is_never_guessed_from_the_values():
     frame = pd.DataFrame({"a": [0.1, 0.9], "b": ["x", "y"], "c": [1, 2]})
     assert label_columns(frame).tolist() == [False, True, False]
     assert label_columns(np.zeros((2, 3))) is None
+
+
+@pytest.mark.parametrize("backend", ["memory", "dask"])
+def test_a_cell_that_is_neither_string_nor_number_is_a_type_error(backend):
+    # scikit-learn's convention (check_dtype_object): a dict in a numeric
+    # feature is a TypeError, a string that is no number a ValueError; both
+    # refused before the charge on either backend, showing no value.
+    X = np.array([[{"secret": 1}, 0.5], [0.9, 0.5], [0.2, 0.1]], dtype=object)
+    y = np.array([0, 1, 0])
+    if backend == "dask":
+        da = pytest.importorskip("dask.array")
+        X, y = da.from_array(X, chunks=2), da.from_array(y, chunks=2)
+    budget = PrivacyBudget(2.0)
+    model = DPHistGradientBoostingClassifier(
+        epsilon=1.0, bounds=(0, 1), classes=[0, 1], budget=budget, random_state=0
+    )
+    with pytest.raises(TypeError, match="argument must be a string.* number") as e:
+        model.fit(X, y)
+    assert "secret" not in str(e.value)
+    assert len(budget.ledger) == 0 and budget.spent() == (0.0, 0.0)
 
 
 def test_categorical_features_as_indices_or_mask_agree():
