@@ -3,7 +3,7 @@
 Each round updates one feature's shape function: the per-bin sums of the
 rows' clipped loss gradients are released with Gaussian noise and turned
 into a Newton step, ``-learning_rate * G_b / (H_b + lambda)`` with
-``H_b`` the bin's noisy row count times the loss's curvature bound. Rounds
+``H_b`` the bin's noisy row count (at least 1) times the curvature bound. Rounds
 cycle over the features ``max_iter`` times (the boosting of shape
 functions of explainable boosting machines, Lou, Caruana & Gehrke 2012;
 its private form, DP-EBM, Nori, Bhatt, Caruana et al. 2021). Every release
@@ -394,7 +394,10 @@ def run_boosting(X, labels, plan: BoostingPlan, kind: str, source):
             noisy = add_noise(plan.gradient_noise[j], G, source).reshape(
                 size, plan.outputs
             )
-            H = plan.curvature * bin_counts[j][:, None]
+            # A bin's curvature as if it held at least one row: with
+            # l2_regularization=0 an empty (or noisy-empty) bin would divide
+            # by zero. Post-processing of the released counts.
+            H = plan.curvature * np.maximum(bin_counts[j][:, None], 1.0)
             step = -plan.learning_rate * noisy / (H + plan.l2[j])
             if plan.outputs > 1:
                 step -= step.mean(axis=1, keepdims=True)  # softmax is shift-free

@@ -239,6 +239,22 @@ def test_released_bin_counts_are_floored_at_zero(classification_data):
     assert len(clf.bin_counts_) == 3
 
 
+def test_no_l2_and_an_empty_bin_still_give_a_finite_model():
+    # No row holds the category "b": its released count is noise floored
+    # at zero, and with l2_regularization=0 the Newton step divided by it.
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.random(400), np.full(400, "a", dtype=object)])
+    y = (X[:, 0].astype(float) > 0.5).astype(int)
+    clf = _classifier(
+        l2_regularization=0.0,
+        categorical_features=[1],
+        categories=[["a", "b"]],
+        epsilon=1.0,
+    ).fit(X, y)
+    assert all(np.all(np.isfinite(t)) for t in clf.terms_)
+    assert np.all(np.isfinite(clf.predict_proba(X)))
+
+
 def test_seed_reproduces_the_fit_and_other_seeds_differ(classification_data):
     X, y = classification_data(1000)
     a, b = _classifier(random_state=3).fit(X, y), _classifier(random_state=3).fit(X, y)
