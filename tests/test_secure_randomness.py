@@ -77,13 +77,17 @@ def _fitted_arrays(estimator):
     out = {}
     for name, value in vars(estimator).items():
         if name.endswith("_") and not name.startswith("_"):
-            arr = np.asarray(value) if not callable(value) else None
-            if arr is not None and arr.dtype.kind == "O" and arr.ndim == 1:
-                try:  # one array per feature (bin edges)
+            if callable(value):
+                continue
+            if isinstance(value, list | tuple):
+                value = np.array(value + type(value)([None]), dtype=object)[:-1]
+            arr = np.asarray(value)
+            if arr.dtype.kind == "O" and arr.ndim == 1:
+                try:  # one array per feature (bin edges, leaf values)
                     arr = np.concatenate([np.ravel(a) for a in arr]).astype(float)
                 except (TypeError, ValueError):
                     continue
-            if arr is not None and arr.dtype.kind == "f":
+            if arr.dtype.kind == "f":
                 out[name] = arr
     return out
 
