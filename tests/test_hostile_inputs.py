@@ -295,6 +295,71 @@ def test_wrong_feature_count_after_fit(estimator):
     assert budget.ledger == ledger
 
 
+@pytest.mark.parametrize("missing", [NAN, None], ids=["nan", "none"])
+@pytest.mark.parametrize(
+    "estimator", [e for e in ESTIMATORS if "classes" in e.get_params()], ids=_ids
+)
+def test_a_missing_value_is_not_a_class(estimator, missing):
+    # A NaN class compares unequal to itself: the model would predict NaN.
+    X, y = _data(estimator)
+    est, budget = _with_budget(estimator, classes=[0, 1, missing])
+    _fails_cleanly(est, budget, X, y, ValueError, "missing value")
+
+
+def _times_and_bytes(X):
+    """Inputs numpy would silently read as numbers (issue 26)."""
+    n, d = X.shape
+    days = np.arange(n * d).reshape(n, d)
+    date_cell = X.astype(object)
+    date_cell[3, 1] = np.datetime64("2024-01-02")
+    bytes_cell = X.astype(object)
+    bytes_cell[3, 1] = b"3"
+    return {
+        "datetime64": (days.astype("datetime64[D]"), "dates or durations"),
+        "timedelta64": (days.astype("timedelta64[s]"), "dates or durations"),
+        "bytes-dtype": (np.char.encode(X.astype(str)), "bytes"),
+        "datetime64-cell": (date_cell, "dates or durations"),
+        "bytes-cell": (bytes_cell, "bytes"),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["datetime64", "timedelta64", "bytes-dtype", "datetime64-cell", "bytes-cell"],
+)
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=_ids)
+def test_dates_and_bytes_are_not_read_as_numbers(estimator, case):
+    # numpy reads datetime64 as counts of its unit, b"3" as 3.0 and an object
+    # cell holding a np.datetime64 as days: a model of an encoding.
+    X, y = _data(estimator)
+    bad, match = _times_and_bytes(X)[case]
+    if isinstance(estimator, PMWSynthesizer):  # its schema's own message
+        match = "holds values that are not numbers|dates or durations"
+    est, budget = _with_budget(estimator)
+    _fails_cleanly(est, budget, bad, y, ValueError, match)
+
+
+def test_a_datetime_column_of_a_dataframe_is_refused_and_named():
+    pd = pytest.importorskip("pandas")
+    from skdp.linear_model import DPLogisticRegression
+
+    X, y = _data(DPLogisticRegression())
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["b"] = pd.to_datetime(frame["b"] * 1e9, unit="ns")
+    est, budget = _with_budget(DPLogisticRegression(), data_norm=1.0)
+    _fails_cleanly(est, budget, frame, y, ValueError, "column 'b' holds dates")
+
+
+def test_dates_are_refused_by_the_tools_before_the_charge():
+    from skdp import tools
+
+    budget = PrivacyBudget(INF, 0.5)
+    dates = np.arange(10).astype("datetime64[D]")
+    with pytest.raises(ValueError, match="numeric input, got dtype datetime64"):
+        tools.mean(dates, epsilon=1.0, bounds=(0, 10), budget=budget)
+    assert budget.ledger == []
+
+
 @pytest.mark.parametrize(
     "estimator", [e for e in ESTIMATORS if not _accepts_strings(e)], ids=_ids
 )
@@ -366,6 +431,36 @@ def test_rows_far_beyond_data_norm_are_clipped(estimator):
                 getattr(big, name), getattr(ref, name), rtol=1e-6, atol=1e-9
             )
     assert [e.event for e in budget_big.ledger] == [e.event for e in budget_ref.ledger]
+
+
+@pytest.mark.parametrize("read", [False, True], ids=["declared", "read"])
+@pytest.mark.parametrize(
+    "estimator",
+    # The synthesizers' bounds only place bins (no square of a width).
+    [e for e in _has("bounds") if "workload" not in e.get_params()],
+    ids=_ids,
+)
+def test_bounds_too_narrow_to_square_are_refused(estimator, read):
+    # A width of 1e-300 squares to 0: DPGaussianNB released var_ == 0 and
+    # NaN probabilities (issue 26), declared or read from such data.
+    X, y = _data(estimator)
+    if read:
+        est, budget = _with_budget(estimator)
+        X = X * 1e-300
+    else:
+        est, budget = _with_budget(estimator, bounds=(0.0, 1e-300))
+    _fails_cleanly(est, budget, X, y, ValueError, "width upper - lower below")
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"bounds": (0.0, 1e-300)}, {"bounds": (0.0, 1e-100), "feature_range": (0, 1e300)}],
+)
+def test_a_scaler_whose_scale_overflows_is_refused(params):
+    from skdp.preprocessing import BoundedMinMaxScaler
+
+    with pytest.raises(ValueError, match="width upper - lower below|beyond float64"):
+        BoundedMinMaxScaler(**params).fit(np.zeros((3, 2)))
 
 
 @pytest.mark.parametrize("estimator", _has("bounds"), ids=_ids)
@@ -481,7 +576,7 @@ def test_tiny_data_with_strong_regularisation_gives_a_bounded_model(
 
 def _bad_parameter_cases():
     bad_values = {
-        "epsilon": [0.0, -1.0, NAN, "1.0"],
+        "epsilon": [0.0, -1.0, NAN, "1.0", True],
         "delta": [-0.1, 1.0, 1.5, NAN],
         "C": [0.0, -1.0, NAN],
         "data_norm": [0.0, -1.0, NAN],

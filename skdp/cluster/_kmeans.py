@@ -23,13 +23,13 @@ from ..utils._bounds import (
     refuse_undeclared,
     warn_bounds_read,
 )
+from ..utils._constraints import EPSILON_CONSTRAINT
 from ..utils._row_checks import FactsRequest, check_finite, fit_rows, read_facts
 from ..utils._row_source import RowSource
 from ..utils._sklearn_compat import (
     HasMethods,
     Integral,
     Interval,
-    Real,
     check_is_fitted,
     fit_context,
     validate_data,
@@ -294,7 +294,7 @@ class DPKMeans(
     _data_bound_params = ("bounds",)
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [EPSILON_CONSTRAINT],
         "bounds": [tuple, list, None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],

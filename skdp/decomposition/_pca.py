@@ -18,6 +18,7 @@ from ..base import FitPlan, PrivateEstimatorMixin
 from ..linear_model._rows import row_norms
 from ..mechanisms import add_noise, plan_gaussian, plan_l2_vector
 from ..utils._bounds import refuse_undeclared
+from ..utils._constraints import EPSILON_CONSTRAINT
 from ..utils._feasibility import check_magnitudes, check_memory
 from ..utils._privacy import warn_data_derived
 from ..utils._row_checks import FactsRequest, check_finite, fit_rows, read_facts
@@ -319,7 +320,7 @@ class DPPCA(
     _data_bound_params = ("data_norm",)
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [EPSILON_CONSTRAINT],
         "delta": [Interval(Real, 0, 1, closed="left")],
         "data_norm": [Interval(Real, 0, None, closed="neither"), None],
         "whiten": ["boolean"],

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..utils._bounds import resolve_bounds
 from ..utils._dask import as_row_blocks, is_dask_collection
+from ..utils._numbers import refuse_non_numbers
 from ..utils._privacy import warn_data_derived
 from ..utils._row_source import row_source
 from ..utils._sklearn_compat import validate_data
@@ -97,6 +98,7 @@ def table(estimator, X, *, reset: bool):
     a dask collection is validated for its shape only (its values stay on
     the workers).
     """
+    refuse_non_numbers(X, cells=False)  # object cells may be categories
     if is_dask_collection(X):
         if reset:
             columns = list(getattr(X, "columns", []))
@@ -254,6 +256,7 @@ def resolve_schema(estimator, X, n_bins_cap: int, *, label_columns=None) -> tupl
 
 def _numbers(values) -> np.ndarray:
     """The numeric features as floats, or an error that shows no value."""
+    refuse_non_numbers(values, "A numeric feature of X")
     try:
         return values.astype(float)
     except (TypeError, ValueError) as error:
@@ -308,6 +311,7 @@ def _readable_block(X, y, numeric, classes):
     """Public facts of one block: numeric columns are numbers; labels valid."""
     numbers = 0  # 1: a string that is no number; 2: neither string nor number
     if X.dtype == object and numeric:
+        refuse_non_numbers(X[:, numeric], "A numeric feature of X")
         try:
             X[:, numeric].astype(float)
         except ValueError:

@@ -32,6 +32,7 @@ from ..mechanisms._additive import (
     grid_gaussian_noise_multiplier,
     plan_gaussian,
 )
+from ..utils._constraints import EPSILON_CONSTRAINT
 from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._row_source import row_source
@@ -430,7 +431,7 @@ def _importances(terms, counts) -> np.ndarray:
 class _BaseDPBoosting(PrivateEstimatorMixin, BaseEstimator):
     _data_bound_params = ("bounds", "categories")
     _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [EPSILON_CONSTRAINT],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, 10_000, closed="both")],

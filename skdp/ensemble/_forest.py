@@ -28,6 +28,7 @@ from ..mechanisms._additive import (
     grid_gaussian_noise_multiplier,
     plan_gaussian,
 )
+from ..utils._constraints import EPSILON_CONSTRAINT
 from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._row_source import row_source
@@ -244,7 +245,7 @@ def run_forest(X, targets, plan: ForestPlan, kind: str, source):
 
 class _BaseDPForest(PrivateEstimatorMixin, BaseEstimator):
     _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [EPSILON_CONSTRAINT],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "n_estimators": [Interval(Integral, 1, 10_000, closed="both")],
         "max_depth": [Interval(Integral, 1, 16, closed="both"), StrOptions({"auto"})],

@@ -26,6 +26,7 @@ import scipy.sparse as sp
 
 from ..accounting._events import PureDPEvent
 from ..base import FitPlan, PrivateEstimatorMixin
+from ..utils._constraints import EPSILON_CONSTRAINT
 from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_magnitudes
 from ..utils._labels import resolve_classes
@@ -124,7 +125,7 @@ class _BaseDPLinear(PrivateEstimatorMixin):
 
     _data_bound_params = ("data_norm",)
     _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [EPSILON_CONSTRAINT],
         "delta": [Interval(Real, 0, 1, closed="left"), None],
         "C": [Interval(Real, 0, None, closed="neither")],
         "method": [StrOptions({"objective", "output", "gradient"})],

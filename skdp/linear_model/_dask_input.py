@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..utils._dask import as_row_blocks
+from ..utils._labels import declared_classes
 from ..utils._privacy import warn_data_derived
 from ..utils._row_source import RowSource, row_source
 from ._rows import row_norms
@@ -139,15 +140,6 @@ def _set_input_features(estimator, n_features, columns) -> None:
         del estimator.feature_names_in_
 
 
-def _declared_classes(classes, name) -> np.ndarray:
-    declared = np.unique(np.asarray(classes))
-    if declared.size < 2:
-        raise ValueError(
-            f"classes must hold at least 2 distinct labels, got {classes!r}."
-        )
-    return declared
-
-
 def prepare_dask_input(estimator, X, y) -> ValidatedInput:
     """Validate a dask fit's input before the charge; one pass over the data.
 
@@ -165,7 +157,7 @@ def prepare_dask_input(estimator, X, y) -> ValidatedInput:
     regression = estimator._y_numeric
     declared = None
     if not regression and estimator.classes is not None:
-        declared = _declared_classes(estimator.classes, name)
+        declared = declared_classes(estimator.classes)
     read_labels = not regression and declared is None
     read_range = regression and estimator.y_bounds is None
     read_norm = estimator.data_norm is None

@@ -29,6 +29,7 @@ from ..accounting._repetition import (
 )
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..mechanisms import add_noise, plan_laplace
+from ..utils._constraints import EPSILON_CONSTRAINT
 from ..utils._privacy import user_stacklevel
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
@@ -371,7 +372,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "get_params", "set_params"]), None],
         "param_distributions": [dict, list, None],
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [EPSILON_CONSTRAINT],
         "delta": [Interval(Real, 0, 1, closed="left")],
         "stopping": [
             StrOptions({"geometric", "truncated_negative_binomial", "poisson"})

@@ -19,6 +19,7 @@ from ..utils._bounds import (
     refuse_undeclared,
     warn_bounds_read,
 )
+from ..utils._constraints import EPSILON_CONSTRAINT
 from ..utils._feasibility import check_magnitudes
 from ..utils._labels import classes_from_labels, declared_classes
 from ..utils._row_checks import FactsRequest, check_finite, fit_rows, read_facts
@@ -467,7 +468,7 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     _data_bound_params = ("bounds", "classes")
     _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [EPSILON_CONSTRAINT],
         "bounds": ["array-like", None],
         "classes": ["array-like", None],
         "priors": ["array-like", None],

@@ -141,9 +141,16 @@ class BoundedMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
             self, X, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan"
         )
         lower, upper = resolve_bounds(self.bounds, X, estimator=type(self).__name__)
+        with np.errstate(over="ignore", invalid="ignore"):
+            scale = (high - low) / (upper - lower)
+            shift = low - lower * scale
+        if not (np.all(np.isfinite(scale)) and np.all(np.isfinite(shift))):
+            raise ValueError(
+                f"feature_range={self.feature_range!r} over these bounds needs a "
+                "scale beyond float64; use a smaller feature_range or wider bounds."
+            )
         self.lower_, self.upper_ = lower, upper
-        self.scale_ = (high - low) / (upper - lower)
-        self.min_ = low - lower * self.scale_
+        self.scale_, self.min_ = scale, shift
         self.bounds_from_data_ = self.bounds is None
         return self
 

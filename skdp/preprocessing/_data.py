@@ -16,11 +16,10 @@ from ..utils._bounds import (
     refuse_undeclared,
     warn_bounds_read,
 )
+from ..utils._constraints import EPSILON_CONSTRAINT
 from ..utils._row_checks import FactsRequest, check_finite, fit_rows, read_facts
 from ..utils._sklearn_compat import (
     HasMethods,
-    Interval,
-    Real,
     check_is_fitted,
     fit_context,
     validate_data,
@@ -156,7 +155,7 @@ class DPStandardScaler(
 
     _data_bound_params = ("bounds",)
     _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [EPSILON_CONSTRAINT],
         "bounds": ["array-like", None],
         "with_mean": ["boolean"],
         "with_std": ["boolean"],

@@ -21,13 +21,13 @@ from ..utils._bounds import (
     refuse_undeclared,
     warn_bounds_read,
 )
+from ..utils._constraints import EPSILON_CONSTRAINT
 from ..utils._row_checks import FactsRequest, check_finite, fit_rows, read_facts
 from ..utils._sklearn_compat import (
     HasMethods,
     Integral,
     Interval,
     Options,
-    Real,
     StrOptions,
     check_is_fitted,
     fit_context,
@@ -162,7 +162,7 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
         "n_bins": [Interval(Integral, 2, None, closed="left"), "array-like"],
         "encode": [StrOptions({"onehot", "onehot-dense", "ordinal"})],
         "strategy": [StrOptions({"quantile", "uniform"})],
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [EPSILON_CONSTRAINT],
         "bounds": ["array-like", None],
         "dtype": [Options(type, {np.float64, np.float32}), None],
         "budget": [HasMethods(["spend"]), None],

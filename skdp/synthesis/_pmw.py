@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from ..accounting._budget import PrivacyBudget
 from ..accounting._events import ComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
+from ..utils._constraints import EPSILON_CONSTRAINT
 from ..utils._feasibility import check_memory
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
@@ -54,6 +55,11 @@ __all__ = ["PMWSynthesizer"]
 _DENSE_MAX_CELLS = 4096
 # Explicit query matrices need the universe enumerated.
 _QUERY_MAX_CELLS = 2**22
+_EMPTY_WORKLOAD = (
+    "workload is empty: give at least one marginal (or query), or None for "
+    "the default workload. Nothing was charged."
+)
+
 # Default workload: all 2- and 3-way marginals, 3-way ones only while the
 # total stays below this.
 _DEFAULT_WORKLOAD_CAP = 1000
@@ -458,7 +464,7 @@ class PMWSynthesizer(
 
     _data_bound_params = ("bounds", "categories")
     _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [EPSILON_CONSTRAINT],
         "delta": [Interval(Real, 0, 1, closed="left")],
         "noise": [StrOptions({"gaussian", "laplace"})],
         "workload": ["array-like", None],
@@ -593,6 +599,8 @@ class PMWSynthesizer(
             else:
                 workload = pairs
             return workload or [(a,) for a in range(d)]
+        if len(self.workload) == 0:
+            raise ValueError(_EMPTY_WORKLOAD)
         workload = []
         for marginal in self.workload:
             if isinstance(marginal, str) or not hasattr(marginal, "__iter__"):
@@ -607,6 +615,8 @@ class PMWSynthesizer(
 
     def _query_workload(self, n_cells):
         queries = np.asarray(self.workload, dtype=float)
+        if queries.shape[0] == 0:
+            raise ValueError(_EMPTY_WORKLOAD)
         if n_cells > _QUERY_MAX_CELLS:
             raise ValueError(
                 f"An explicit query matrix needs an enumerable universe; this one "

@@ -63,6 +63,7 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 
 from ..utils._dask import is_dask_collection
+from ..utils._numbers import non_number_cells
 from ..utils._privacy import warn_data_derived
 from ..utils._row_source import RowSource, row_source
 from ..utils._sklearn_compat import validate_data
@@ -730,6 +731,11 @@ class ColumnSummary:
         if isinstance(values, np.ndarray) and values.dtype.kind in "SU":
             self.not_number = True  # text is not numbers, even if it parses
             return
+        if isinstance(values, np.ndarray) and values.dtype == object:
+            found = non_number_cells(values)  # numpy would read them as numbers
+            if found is not None:
+                self.not_number = True
+                return
         try:
             numbers = np.asarray(values, dtype=float)
         except ValueError:  # text that is no number

@@ -16,6 +16,7 @@ from sklearn.utils import check_array, column_or_1d
 
 from ..accounting._budget import PrivacyBudget
 from ..base import FitPlan, PrivateEstimatorMixin
+from ..utils._constraints import EPSILON_CONSTRAINT
 from ..utils._feasibility import check_memory
 from ..utils._labels import resolve_classes
 from ..utils._sklearn_compat import (
@@ -233,7 +234,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
     _data_bound_params = ("classes", "bounds", "categories")
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"]), None],
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [EPSILON_CONSTRAINT],
         "delta": [Interval(Real, 0, 1, closed="left")],
         "noise": [StrOptions({"gaussian", "laplace"})],
         "classes": ["array-like", None],

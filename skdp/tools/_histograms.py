@@ -9,6 +9,7 @@ import numpy as np
 
 from ..mechanisms._additive import add_noise, plan_laplace
 from ..utils._bounds import refuse_undeclared
+from ..utils._constraints import EPSILON_CONSTRAINT
 from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._privacy import warn_data_derived
@@ -17,7 +18,6 @@ from ..utils._sklearn_compat import (
     HasMethods,
     Integral,
     Interval,
-    Real,
     validate_params,
 )
 from ._validation import charge_and_run, tool_rows
@@ -34,7 +34,7 @@ _PARAMS = {
     "a": ["array-like"],
     "bins": [Interval(Integral, 1, None, closed="left"), "array-like"],
     "range": ["array-like", None],
-    "epsilon": [Interval(Real, 0, None, closed="neither")],
+    "epsilon": [EPSILON_CONSTRAINT],
     "density": ["boolean"],
     "budget": [HasMethods(["spend"]), None],
     "random_state": ["random_state"],

@@ -13,6 +13,7 @@ from ..mechanisms._quantile import (
     run_quantiles,
 )
 from ..utils._bounds import bounds_from_extremes, declared_bounds, warn_bounds_read
+from ..utils._constraints import EPSILON_CONSTRAINT
 from ..utils._dask import is_dask_collection
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
@@ -36,7 +37,7 @@ _PARAMS = {
     "a": ["array-like"],
     "q": [Interval(Real, 0, 1, closed="both"), "array-like"],
     "axis": [None, Integral],
-    "epsilon": [Interval(Real, 0, None, closed="neither")],
+    "epsilon": [EPSILON_CONSTRAINT],
     "bounds": ["array-like", None],
     "budget": [HasMethods(["spend"]), None],
     "random_state": ["random_state"],

@@ -20,13 +20,12 @@ from ..utils._bounds import (
     refuse_undeclared,
     warn_bounds_read,
 )
+from ..utils._constraints import EPSILON_CONSTRAINT
 from ..utils._dask import is_dask_collection
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
     HasMethods,
     Integral,
-    Interval,
-    Real,
     validate_params,
 )
 from ._moments import noisy_moments, plan_moments
@@ -43,7 +42,7 @@ __all__ = ["count", "mean", "std", "sum", "var"]
 _COMMON = {
     "a": ["array-like"],
     "axis": [None, Integral],
-    "epsilon": [Interval(Real, 0, None, closed="neither")],
+    "epsilon": [EPSILON_CONSTRAINT],
     "budget": [HasMethods(["spend"]), None],
     "random_state": ["random_state"],
 }

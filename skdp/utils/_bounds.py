@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._feasibility import MAX_MAGNITUDE
+from ._feasibility import MAX_MAGNITUDE, MIN_WIDTH
 from ._privacy import warn_data_derived
 
 __all__ = [
@@ -174,10 +174,16 @@ def refuse_undeclared(what: str, name: str = "bounds") -> None:
 def _check_magnitude(lower, upper, name):
     largest = max(np.abs(lower).max(initial=0.0), np.abs(upper).max(initial=0.0))
     with np.errstate(over="ignore"):
-        widths_finite = np.all(np.isfinite(upper - lower))
-    if not (largest <= MAX_MAGNITUDE and widths_finite):
+        widths = upper - lower
+    if not (largest <= MAX_MAGNITUDE and np.all(np.isfinite(widths))):
         raise ValueError(
             f"{name} beyond {MAX_MAGNITUDE:.0e} in magnitude are refused: float64 "
             "arithmetic on them could overflow. Rescale the data or use smaller "
             "bounds."
+        )
+    if np.any(widths < MIN_WIDTH):
+        raise ValueError(
+            f"{name}: a width upper - lower below {MIN_WIDTH:.0e} is refused, "
+            "its square underflows float64 (a variance or a scale would be 0 or "
+            "infinite). Rescale the data or use wider bounds."
         )

@@ -23,6 +23,9 @@ __all__ = [
 #: Largest magnitude a plan lets its run compute with: squares and sums of a
 #: few thousand such numbers still fit in float64 (max about 1.8e308).
 MAX_MAGNITUDE = 1e150
+#: Narrowest bounds (``upper - lower``) a plan accepts: squares of narrower
+#: widths underflow (the reciprocal of ``MAX_MAGNITUDE``).
+MIN_WIDTH = 1.0 / MAX_MAGNITUDE
 
 
 def check_magnitudes(what: str, **quantities: float) -> None:

@@ -35,8 +35,23 @@ def resolve_classes(y, classes, estimator: str, *, min_declared: int = 2) -> np.
 
 
 def declared_classes(classes, *, min_declared: int = 2) -> np.ndarray:
-    """The declared ``classes``, sorted and unique, with at least ``min_declared``."""
-    declared = np.unique(np.asarray(classes))
+    """The declared ``classes``, sorted and unique, with at least ``min_declared``.
+
+    A missing value (NaN, None, ``pd.NA``) is not a label: it is refused,
+    before anything is charged, instead of becoming a class that every
+    prediction would compare unequal to.
+    """
+    values = np.asarray(classes)
+    if values.ndim != 1:
+        raise ValueError(
+            f"classes must be a one-dimensional list of labels, got {classes!r}."
+        )
+    if any(_is_missing(v) for v in values.tolist()):
+        raise ValueError(
+            f"classes must not hold a missing value (NaN or None), got {classes!r}; "
+            "list the labels y can take."
+        )
+    declared = np.unique(values)
     if declared.size < min_declared:
         what = "one label" if min_declared == 1 else f"{min_declared} distinct labels"
         raise ValueError(f"classes must hold at least {what}, got {classes!r}.")
@@ -66,3 +81,10 @@ def classes_from_labels(found, declared, outside: int, estimator: str) -> np.nda
             "classes must list every possible label."
         )
     return declared
+
+
+def _is_missing(value) -> bool:
+    """Whether one label is a missing value: None, NaN or ``pd.NA``."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    return isinstance(value, float | complex) and value != value

@@ -31,6 +31,7 @@ from sklearn.utils import assert_all_finite
 from sklearn.utils.multiclass import check_classification_targets
 
 from ._dask import as_row_blocks, is_dask_collection
+from ._numbers import refuse_non_numbers
 from ._row_source import RowSource, row_source
 from ._sklearn_compat import validate_data
 
@@ -92,6 +93,8 @@ class RowFacts:
 
 
 def _as_float(X, prefix):
+    if getattr(X, "dtype", None) is not None and X.dtype.kind in "OSmM":
+        refuse_non_numbers(X)
     if prefix is None:
         return np.asarray(X, dtype=np.float64)
     try:
@@ -231,6 +234,7 @@ def _dask_fit_rows(estimator, X, y, supervised: bool) -> RowSource:
         _refuse_shape(X, name)
     if X.dtype.kind == "c":
         raise ValueError("Complex data not supported (a dask collection, not shown).")
+    refuse_non_numbers(columns if columns is not None else X)
     X = _known_rows(X)
     n_samples, n_features = (int(s) for s in X.shape)
     for count, what in ((n_samples, "sample"), (n_features, "feature")):

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import (
@@ -21,11 +22,14 @@ from sklearn.utils._param_validation import (
     RealNotInt,
     StrOptions,
 )
-from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples, check_is_fitted
+from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 # Not scikit-learn's, but a requirement of every scikit-learn release skdp
 # supports, so always installed with it.
 from threadpoolctl import threadpool_limits
+
+from ._numbers import refuse_non_numbers
 
 __all__ = [
     "BaseSearchCV",
@@ -69,6 +73,32 @@ else:
 
 num_samples = _num_samples
 safe_indexing = _safe_indexing
+
+
+def _asks_for_numbers(dtype) -> bool:
+    if isinstance(dtype, str):
+        return dtype == "numeric"
+    if isinstance(dtype, list | tuple):
+        return bool(dtype) and all(_asks_for_numbers(d) for d in dtype)
+    return dtype is not None and np.dtype(dtype).kind in "biufc"
+
+
+def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs):
+    """scikit-learn's ``validate_data``, refusing dates and bytes as numbers.
+
+    Where numbers are asked for (``dtype`` ``"numeric"``, the default, or
+    numeric dtypes) and ``X`` is checked, dates, durations and bytes are
+    refused first (:func:`skdp.utils._numbers.refuse_non_numbers`): numpy
+    would convert them to numbers silently, and scikit-learn lets it.
+    """
+    checks_x = not (isinstance(X, str) and X == "no_validation")
+    if (
+        checks_x
+        and not kwargs.get("skip_check_array", False)
+        and _asks_for_numbers(kwargs.get("dtype", "numeric"))
+    ):
+        refuse_non_numbers(X)
+    return _sklearn_validate_data(_estimator, X, y, **kwargs)
 
 
 def fitting_as_step_with_target(estimator) -> bool:

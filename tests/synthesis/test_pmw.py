@@ -231,3 +231,18 @@ def test_lecture_example_runs(capsys):
     # At n = 10,000 the private errors are below the lecture's 0.01 (max).
     assert len(rows) == 2
     assert all(float(row[-2]) < 0.02 for row in rows)
+
+
+@pytest.mark.parametrize("workload", [[], (), np.zeros((0, 8))], ids=repr)
+def test_an_empty_workload_is_refused_before_the_charge(workload):
+    # It was charged, then failed after the spend (issue 26).
+    from skdp import PrivacyBudget
+
+    budget = PrivacyBudget(10.0, 1e-6)
+    X = np.random.default_rng(0).integers(0, 2, size=(50, 3))
+    pmw = PMWSynthesizer(
+        workload=workload, categories=[[0, 1]] * 3, budget=budget, random_state=0
+    )
+    with pytest.raises(ValueError, match="workload is empty"):
+        pmw.fit(X)
+    assert budget.ledger == []

@@ -81,3 +81,30 @@ def test_a_dask_dataframe_gives_its_columns_as_feature_names(dask_sync):
     assert rows.is_dask and rows.n_samples == 3000
     assert on_dask.n_features_in_ == in_memory.n_features_in_ == 2
     np.testing.assert_array_equal(on_dask.feature_names_in_, ["age", "hours"])
+
+
+def _dated(n=3000):
+    X = np.zeros((n, 2), dtype=object)
+    X[2500, 1] = np.datetime64("2024-01-02")  # numpy reads it as 19724 days
+    return X
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: np.zeros((3000, 2)).astype("datetime64[s]"), _dated]
+)
+def test_dates_are_refused_in_memory_and_on_dask_alike(dask_sync, make):
+    da = pytest.importorskip("dask.array")
+    X = make()
+    with pytest.raises(ValueError, match="dates or durations") as in_memory:
+        read_facts(fit_rows(_Model(), X))
+    with pytest.raises(ValueError, match="dates or durations") as on_dask:
+        read_facts(fit_rows(_Model(), da.from_array(X, chunks=(1000, 2))))
+    assert str(on_dask.value) == str(in_memory.value)
+
+
+def test_a_dask_dataframe_column_of_dates_is_named(dask_sync):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": np.zeros(10), "when": pd.date_range("2024", periods=10)})
+    with pytest.raises(ValueError, match="column 'when' holds dates"):
+        fit_rows(_Model(), dd.from_pandas(frame, npartitions=2))
