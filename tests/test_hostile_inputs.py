@@ -339,6 +339,109 @@ def test_dates_and_bytes_are_not_read_as_numbers(estimator, case):
     _fails_cleanly(est, budget, bad, y, ValueError, match)
 
 
+REGRESSORS = [e for e in ESTIMATORS if is_regressor(e)]
+
+
+@pytest.mark.parametrize(
+    "case", ["none", "nan-object", "datetime64", "bytes"], ids=lambda c: c
+)
+@pytest.mark.parametrize("estimator", REGRESSORS, ids=_ids)
+def test_a_regression_target_that_is_not_numbers_is_refused(estimator, case):
+    # scikit-learn checks an object y for NaN before converting it to float,
+    # so a None became NaN after the check; declared y bounds then clipped it
+    # to a bound (DPLinearRegression fitted and charged).
+    X, y = _data(estimator)
+    bad = y.astype(object)
+    if case == "none":
+        bad[5] = None
+    elif case == "nan-object":
+        bad[5] = float("nan")
+    elif case == "datetime64":
+        bad = np.arange(y.size).astype("datetime64[D]")
+    else:
+        bad = np.char.encode(y.astype(str))
+    params = {"y_bounds": (-3.0, 3.0)} if "y_bounds" in estimator.get_params() else {}
+    est, budget = _with_budget(estimator, **params)
+    _fails_cleanly(
+        est, budget, X, bad, ValueError, "NaN|missing|dates or durations|bytes"
+    )
+
+
+def _has_param(param):
+    return [e for e in ESTIMATORS if param in e.get_params()]
+
+
+@pytest.mark.parametrize("estimator", _has_param("epsilon"), ids=_ids)
+def test_an_epsilon_beyond_the_working_range_names_it(estimator):
+    # At epsilon=1e300 the calibrations failed with an OverflowError, a
+    # TypeError from log_ndtr or "target=1e-05 is not reachable".
+    X, y = _data(estimator)
+    est, budget = _with_budget(estimator, epsilon=1e300)
+    _fails_cleanly(est, budget, X, y, ValueError, r"'epsilon'.*1000000\.0\]")
+
+
+def test_the_epsilon_range_ends_at_a_million():
+    from skdp.utils._constraints import EPSILON_CONSTRAINT, MAX_EPSILON
+
+    assert MAX_EPSILON == 1e6
+    assert EPSILON_CONSTRAINT.is_satisfied_by(1e6)
+    assert not EPSILON_CONSTRAINT.is_satisfied_by(1.000001e6)
+
+
+@pytest.mark.parametrize("estimator", _has_param("data_norm"), ids=_ids)
+def test_a_data_norm_beyond_float64_names_it(estimator):
+    # DPPCA squared it in Python: OverflowError (34, 'Numerical result ...').
+    X, y = _data(estimator)
+    est, budget = _with_budget(estimator, data_norm=1e300)
+    _fails_cleanly(est, budget, X, y, ValueError, "data_norm")
+
+
+@pytest.mark.parametrize(
+    "make, match, error",
+    [
+        (
+            lambda: _dpsgd(epochs=10**7),
+            "(DP-SGD|full-batch gradient) steps, more than the 1000000",
+            ValueError,
+        ),
+        (
+            lambda: _binner(strategy="quantile", n_bins=10**7),
+            "quantile selections, more than the 1000000",
+            ValueError,
+        ),
+        (lambda: _binner(strategy="uniform", n_bins=10**10), "bin edges", MemoryError),
+        (lambda: _search(mean_trials=1e9), "'mean_trials'.*1000", ValueError),
+    ],
+    ids=["dpsgd-epochs", "quantile-bins", "uniform-bins", "search-trials"],
+)
+def test_a_plan_that_cannot_finish_is_refused_before_the_charge(make, match, error):
+    # Each ran for hours after the charge (issue 26).
+    est, budget = make()
+    X, y = _data(est)
+    _fails_cleanly(est, budget, X, y, error, match)
+
+
+def _dpsgd(**params):
+    from skdp.linear_model import DPLogisticRegression
+
+    return _with_budget(
+        DPLogisticRegression(method="gradient", data_norm=1.0), **params
+    )
+
+
+def _binner(**params):
+    from skdp.preprocessing import DPKBinsDiscretizer
+
+    return _with_budget(DPKBinsDiscretizer(bounds=(-1, 1)), **params)
+
+
+def _search(**params):
+    from skdp.linear_model import DPLogisticRegression
+    from skdp.model_selection import PrivateSearchCV
+
+    return _with_budget(PrivateSearchCV(DPLogisticRegression(data_norm=1.0)), **params)
+
+
 def test_a_datetime_column_of_a_dataframe_is_refused_and_named():
     pd = pytest.importorskip("pandas")
     from skdp.linear_model import DPLogisticRegression

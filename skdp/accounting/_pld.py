@@ -138,8 +138,11 @@ def _truncate(offset: int, probs: np.ndarray, infinity: float, tail: float) -> _
         right = probs.size - int(
             np.searchsorted(np.cumsum(probs[::-1]), half, side="right")
         )
-        right = max(right, left + 1)
-        left = min(left, right - 1)
+        # Keep at least one point, inside the array: when the finite mass
+        # is below ``half`` both cuts pass the end and all of it goes to
+        # the last point (rounded up, pessimistic) or beyond.
+        left = min(left, probs.size - 1)
+        right = min(max(right, left + 1), probs.size)
         low_mass = float(np.sum(probs[:left]))
         high_mass = float(np.sum(probs[right:]))
         probs = probs[left:right].copy()

@@ -387,6 +387,7 @@ class DPPCA(
             bound, clip = (facts.row_norm if facts.row_norm > 0 else 1.0), None
         else:
             bound = clip = float(self.data_norm)
+        check_magnitudes(name, data_norm=bound)  # before squaring it
         check_magnitudes(name, **{"data_norm**2 * n_samples": bound**2 * n_samples})
         check_memory(
             8.0 * 8 * n_features * n_features,

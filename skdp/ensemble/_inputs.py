@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_consistent_length, column_or_1d
 from ..utils._bounds import resolve_bounds
 from ..utils._dask import as_row_blocks, is_dask_collection
 from ..utils._labels import resolve_classes
+from ..utils._numbers import refuse_non_numbers
 from ._binning import check_dask_rows, check_rows, resolve_schema, table
 
 __all__ = ["label_columns", "prepare_classification", "prepare_regression"]
@@ -86,7 +87,9 @@ def prepare_regression(estimator, X, y, n_bins_cap: int, *, origin: str) -> dict
         values = np.zeros((0, 1))
     else:
         X, schema = _table_and_schema(estimator, X, n_bins_cap)
-        y = np.asarray(_targets(X, y), dtype=float)
+        y = _targets(X, y)
+        refuse_non_numbers(y, "y")
+        y = np.asarray(y, dtype=float)
         if not np.all(np.isfinite(y)):
             raise ValueError("y must be finite (no NaN or infinity).")
         values = y.reshape(-1, 1)

@@ -25,6 +25,7 @@ from ..accounting._calibration import calibrate_gaussian_noise_multiplier
 from ..accounting._events import PoissonSubsampledDiscreteGaussianEvent
 from ..mechanisms import NoisePlan, add_noise, plan_gaussian
 from ..mechanisms._additive import lattice_shift_bound, subsampled_gaussian_event
+from ..utils._feasibility import MAX_ROUNDS, check_rounds
 from ..utils._random import check_random_source
 from ..utils._row_source import row_source
 from ._feasibility import check_magnitudes
@@ -279,8 +280,8 @@ def _sum_bound(n_samples: int, clip: float) -> float:
     return 2.0 * n_samples * clip
 
 
-#: Largest number of DP-SGD steps a plan accepts (``n_iter_`` is int32).
-MAX_STEPS = 2**31 - 1
+#: Largest number of DP-SGD steps a plan accepts.
+MAX_STEPS = MAX_ROUNDS
 
 
 def plan_dpsgd(
@@ -326,12 +327,12 @@ def plan_dpsgd(
     """
     sampling_rate = min(1.0, batch_size / n_samples)
     steps = math.ceil(epochs / sampling_rate)
-    if steps > MAX_STEPS:
-        raise ValueError(
-            f"epochs={epochs} with batch_size={batch_size} on {n_samples} rows "
-            f"means {steps} DP-SGD steps, more than the {MAX_STEPS} a fit "
-            "accepts; use fewer epochs or a larger batch_size."
-        )
+    check_rounds(
+        steps,
+        "DP-SGD steps",
+        f"use fewer epochs (epochs={epochs}) or a larger batch_size "
+        f"(batch_size={batch_size}, {n_samples} rows)",
+    )
     check_magnitudes(
         "DP-SGD", C=C, R=row_norm, **{"n_samples * C * R": n_samples * C * row_norm}
     )

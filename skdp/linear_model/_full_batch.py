@@ -36,8 +36,8 @@ import numpy as np
 from ..accounting._events import PoissonSubsampledDiscreteGaussianEvent
 from ..mechanisms import NoisePlan, add_noise, plan_gaussian
 from ..mechanisms._additive import subsampled_gaussian_event
+from ..utils._feasibility import check_rounds
 from ._dpsgd import (
-    MAX_STEPS,
     _project,
     calibrate_dpsgd_noise_multiplier,
     clipped_rows_sum,
@@ -180,8 +180,7 @@ def plan_full_batch_gd(
     so tens of steps (``epochs``) already do well there.
     """
     steps = int(steps)
-    if steps > MAX_STEPS:
-        raise ValueError(f"{steps} full-batch steps is more than {MAX_STEPS}.")
+    check_rounds(steps, "full-batch gradient steps", "use fewer epochs")
     check_magnitudes(
         "full-batch gradient descent",
         C=C,

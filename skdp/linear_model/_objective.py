@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
-from scipy.linalg import helmert
 
 from ..accounting._events import ApproxDPEvent, PrivacyEvent, PureDPEvent
 from ..mechanisms import NoisePlan, draw_l2_noise, plan_l2_noise
@@ -24,6 +23,7 @@ from ._feasibility import check_magnitudes, check_solver
 from ._losses import MarginLoss
 from ._newton import SolverPlan, plan_solver, solve_rows
 from ._rows import RowSpec
+from ._sum_zero import to_sum_zero
 
 __all__ = [
     "LOGISTIC_CURVATURE",
@@ -468,17 +468,16 @@ def run_objective(rows, spec, plan: ObjectivePlan, source) -> np.ndarray:
     d = spec.n_coef
     softmax = plan.loss is None and plan.n_classes > 2
     rank = plan.noise.size // d
-    basis = helmert(plan.n_classes).T if softmax else None
     if plan.gaussian_sigma is None:
         b = draw_l2_noise(plan.noise, source).reshape(rank, d)
     else:
         b = plan.gaussian_sigma * source.standard_normal(rank * d).reshape(rank, d)
-    B = b if basis is None else basis @ b
+    B = to_sum_zero(b) if softmax else b
     linear = plan.C * plan.row_norm * B
     coef = solve_rows(rows, spec, plan.solver, linear=linear, loss=plan.loss)
     coef = np.reshape(coef, B.shape)
     residual = draw_l2_noise(plan.residual_noise, source).reshape(rank, d)
-    return coef + (residual if basis is None else basis @ residual)
+    return coef + (to_sum_zero(residual) if softmax else residual)
 
 
 def objective_perturbation(

@@ -12,7 +12,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import helmert
 
 from ..accounting._events import PrivacyEvent
 from ..mechanisms import NoisePlan, add_noise, plan_gaussian, plan_l2_vector
@@ -20,6 +19,7 @@ from ..utils._random import check_random_source
 from ._feasibility import check_magnitudes, check_solver
 from ._losses import MarginLoss
 from ._newton import SolverPlan, plan_solver, solve_rows
+from ._sum_zero import from_sum_zero, to_sum_zero
 
 __all__ = [
     "OutputPlan",
@@ -200,9 +200,8 @@ def _noisy(coef: np.ndarray, noise: NoisePlan, softmax: bool, source) -> np.ndar
     if not softmax:
         return np.reshape(add_noise(noise, coef.ravel(), source), coef.shape)
     n_classes = coef.shape[0]
-    basis = helmert(n_classes)  # rows: U^T
-    noisy = add_noise(noise, (basis @ coef).ravel(), source)
-    return basis.T @ np.reshape(noisy, (n_classes - 1, -1))
+    noisy = add_noise(noise, from_sum_zero(coef).ravel(), source)
+    return to_sum_zero(np.reshape(noisy, (n_classes - 1, -1)))
 
 
 def _noise_plan(sensitivity, size, epsilon, delta) -> NoisePlan:

@@ -117,6 +117,10 @@ def _delegate(attribute):
     return check
 
 
+#: Largest ``mean_trials``: every trial is a whole fit of the estimator.
+MAX_MEAN_TRIALS = 1000.0
+
+
 class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
     """Differentially private hyperparameter search by random stopping.
 
@@ -168,8 +172,9 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         trials against three for the geometric law, and gave the better
         accuracy on UCI Adult (``benchmarks/tuning_adult.py``).
     mean_trials : float, default=10.0
-        Expected number of trials, > 1 (>= 1 for ``"poisson"``). The number
-        actually run is random and is not released.
+        Expected number of trials, > 1 (>= 1 for ``"poisson"``), at most
+        1000 (each trial is a whole fit; beyond, a search would not
+        finish). The number actually run is random and is not released.
     shape : float, default=0.0
         ``eta > -1`` of the truncated negative binomial, used only with
         ``stopping="truncated_negative_binomial"`` (0: logarithmic law).
@@ -377,7 +382,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         "stopping": [
             StrOptions({"geometric", "truncated_negative_binomial", "poisson"})
         ],
-        "mean_trials": [Interval(Real, 0, None, closed="neither")],
+        "mean_trials": [Interval(Real, 0, MAX_MEAN_TRIALS, closed="right")],
         "shape": [Interval(Real, -1, None, closed="neither")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "score_epsilon_fraction": [Interval(Real, 0, 1, closed="right")],

@@ -22,6 +22,7 @@ from ..utils._bounds import (
     warn_bounds_read,
 )
 from ..utils._constraints import EPSILON_CONSTRAINT
+from ..utils._feasibility import check_memory, check_rounds
 from ..utils._row_checks import FactsRequest, check_finite, fit_rows, read_facts
 from ..utils._sklearn_compat import (
     HasMethods,
@@ -223,6 +224,12 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
         name = type(self).__name__
         rows = fit_rows(self, X)
         n_bins = self._resolve_n_bins(rows.n_features)
+        total = float(np.sum(n_bins))
+        fewer = f"use fewer bins (n_bins={self.n_bins!r})"
+        # Edges, their linspace and the encoder's categories: 3 doubles a bin.
+        check_memory(24.0 * total, f"{name}'s {total:.3g} bin edges", fewer)
+        if self.strategy == "quantile":
+            check_rounds(total - n_bins.size, "quantile selections", fewer)
         if rows.is_dask and self.strategy == "quantile":
             refuse_dask_quantiles(
                 f"{name}(strategy='quantile')",

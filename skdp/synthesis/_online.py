@@ -17,6 +17,7 @@ from ..accounting._budget import PrivacyBudget
 from ..accounting._events import ComposedEvent, PureDPEvent, SelfComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..mechanisms import add_noise, plan_laplace
+from ..utils._constraints import MAX_EPSILON
 from ..utils._feasibility import check_memory
 from ..utils._privacy import warn_data_derived
 from ..utils._row_source import row_source
@@ -410,7 +411,7 @@ class OnlinePMW(PrivateEstimatorMixin):
                     f"{name} must be in ({low:g}, {high:g}{bracket}, got {value!r}."
                 )
 
-        real("epsilon", 0.0, math.inf)
+        real("epsilon", 0.0, MAX_EPSILON, closed_high=True)
         real("threshold", 0.0, 1.0, closed_high=True, allow_none=True)
         real("learning_rate", 0.0, math.inf, allow_none=True)
         real("svt_fraction", 0.0, 1.0)

@@ -3,8 +3,9 @@
 A private fit must find every problem before it charges its budget; after
 the charge nothing may raise and no released number may be NaN or
 infinite. Plans therefore check, from public quantities only, that the
-magnitudes their run will compute stay well inside float64's range and
-that the memory it will need exists on this machine.
+magnitudes their run will compute stay well inside float64's range, that
+the memory it will need exists on this machine, and that its sequential
+rounds can finish.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import os
 
 __all__ = [
     "MAX_MAGNITUDE",
+    "MAX_ROUNDS",
     "available_memory",
     "check_magnitudes",
     "check_memory",
+    "check_rounds",
     "physical_memory",
 ]
 
@@ -26,6 +29,12 @@ MAX_MAGNITUDE = 1e150
 #: Narrowest bounds (``upper - lower``) a plan accepts: squares of narrower
 #: widths underflow (the reciprocal of ``MAX_MAGNITUDE``).
 MIN_WIDTH = 1.0 / MAX_MAGNITUDE
+#: Most sequential rounds (DP-SGD steps, quantile selections) one fit may
+#: plan. Each costs from about 10 microseconds to a millisecond of Python
+#: and numpy work, so a million is seconds to about a quarter of an hour on
+#: one core; more would run for hours after the charge. Default fits plan
+#: far fewer (DP-SGD on a million rows: 39,063 steps).
+MAX_ROUNDS = 10**6
 
 
 def check_magnitudes(what: str, **quantities: float) -> None:
@@ -109,4 +118,38 @@ def check_memory(n_bytes: float, what: str, fix: str) -> None:
             f"{what} needs {n_bytes:.2g} bytes, more than the {available:.2g} "
             "bytes this process may use (physical memory, or the address-space "
             f"limit when lower); nothing was charged. To fit, {fix}."
+        )
+
+
+def check_rounds(n_rounds: float, what: str, fix: str) -> None:
+    """Refuse a plan of more than :data:`MAX_ROUNDS` sequential rounds.
+
+    Parameters
+    ----------
+    n_rounds : float
+        The number of rounds, from public quantities only.
+    what : str
+        What the rounds are, for the message (``"DP-SGD steps"``).
+    fix : str
+        How to plan fewer.
+
+    Raises
+    ------
+    ValueError
+        Before the charge, naming the count and the limit.
+
+    Examples
+    --------
+    >>> from skdp.utils._feasibility import check_rounds
+    >>> check_rounds(1000, "DP-SGD steps", "use fewer epochs")
+    >>> check_rounds(10**7, "DP-SGD steps", "use fewer epochs")
+    Traceback (most recent call last):
+    ...
+    ValueError: this fit would run 1e+07 DP-SGD steps, more than the 1000000...
+    """
+    if not n_rounds <= MAX_ROUNDS:
+        raise ValueError(
+            f"this fit would run {float(n_rounds):.3g} {what}, more than the "
+            f"{MAX_ROUNDS} a fit may plan (each is sequential work: it would not "
+            f"finish in reasonable time); nothing was charged. To fit, {fix}."
         )

@@ -98,7 +98,22 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs)
         and _asks_for_numbers(kwargs.get("dtype", "numeric"))
     ):
         refuse_non_numbers(X)
-    return _sklearn_validate_data(_estimator, X, y, **kwargs)
+    numeric_y = kwargs.get("y_numeric", False) and not (
+        y is None or (isinstance(y, str) and y == "no_validation")
+    )
+    if numeric_y:
+        refuse_non_numbers(y, "y")
+    out = _sklearn_validate_data(_estimator, X, y, **kwargs)
+    if numeric_y:
+        # scikit-learn looks for NaN in an object y before converting it to
+        # float, so a None passes and becomes NaN.
+        target = out[1] if checks_x else out
+        if target.dtype.kind == "f" and not np.all(np.isfinite(target)):
+            raise ValueError(
+                "Input y holds missing values (None or NaN): a regression "
+                "target must be a finite number on every row."
+            )
+    return out
 
 
 def fitting_as_step_with_target(estimator) -> bool:

@@ -275,3 +275,20 @@ def test_a_long_composition_stays_within_the_point_budget():
     assert pld.size <= DEFAULT_MAX_POINTS
     epsilon, _ = PLDAccountant().epsilon_delta([event], 1e-5)
     assert math.isfinite(epsilon) and 0.7774 <= epsilon < 2.5
+
+
+def test_a_composition_with_almost_no_finite_mass_keeps_one_point():
+    """Three discrete Laplace releases at epsilon ~ 1e8 (DPGaussianNB's plan
+    at ``epsilon=1e8``) leave less than ``tail / 2`` of finite mass after the
+    second convolution; the truncation kept an empty array and raised
+    IndexError from ``PrivacyBudget.spend``. The composition is now valid
+    (pessimistic): epsilon is infinite, not an exception."""
+    from skdp.accounting import DiscreteLaplaceEvent, PLDAccountant
+
+    scale = 6710886400.003052
+    events = [
+        DiscreteLaplaceEvent(scale, 2199023255553),
+        DiscreteLaplaceEvent(scale, 13194139533318),
+        DiscreteLaplaceEvent(scale, 13194139533318),
+    ]
+    assert PLDAccountant().compose(events, 1e-5).epsilon == math.inf

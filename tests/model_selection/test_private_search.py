@@ -395,7 +395,7 @@ def test_a_trial_costing_more_than_paid_releases_nothing():
                 "estimator": ThresholdClassifier(mechanism="gaussian", delta=1e-6),
                 "epsilon": 0.01,
                 "delta": 1e-12,
-                "mean_trials": 1e6,
+                "mean_trials": 1000.0,
             },
             "No per-trial epsilon",
         ),
