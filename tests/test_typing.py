@@ -153,3 +153,13 @@ def test_public_api_is_annotated():
     assert not missing, (
         f"{len(missing)} of {len(checked)} public callables lack type hints:\n" + report
     )
+
+
+def test_every_private_estimator_is_importable_from_skdp():
+    # The linear models were, naive Bayes, PCA, k-means and the scalers were
+    # not (issue 27): one rule for the top-level namespace.
+    import skdp
+    from skdp.utils.discovery import all_estimators
+
+    for name, cls in all_estimators():
+        assert name in skdp.__all__ and getattr(skdp, name) is cls, name
