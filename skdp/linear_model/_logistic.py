@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from scipy.special import expit, softmax
+from scipy.special import expit, log_expit, log_softmax, logsumexp, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..utils._sklearn_compat import fit_context
@@ -490,4 +490,12 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
         """
-        return np.log(self.predict_proba(X))
+        # In log space throughout: log(predict_proba) is -inf (with a
+        # warning) wherever a probability underflows.
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return np.column_stack([log_expit(-scores), log_expit(scores)])
+        if self.multi_class_ == "multinomial":
+            return log_softmax(scores, axis=1)
+        log_proba = log_expit(scores)
+        return log_proba - logsumexp(log_proba, axis=1, keepdims=True)

@@ -656,9 +656,16 @@ class DPGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         Returns
         -------
         joint_log_proba : ndarray of shape (n_samples, n_classes)
+
+        Notes
+        -----
+        Rows are clipped to ``bounds_`` first, as the training rows were: a
+        value beyond the bounds is scored as the bound (and a value near
+        float64's limit no longer overflows the squares into NaN).
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = np.clip(X, *self.bounds_)
         with np.errstate(divide="ignore"):
             log_prior = np.log(self.class_prior_)
         normaliser = -0.5 * np.sum(np.log(2.0 * np.pi * self.var_), axis=1)
