@@ -25,6 +25,7 @@ from .exceptions import (
     ChargedFitError,
     LedgerError,
     PrivacyLeakWarning,
+    UtilityWarning,
 )
 from .linear_model import DPLinearRegression, DPLinearSVC, DPLogisticRegression
 from .model_selection import PrivateSearchCV
@@ -58,6 +59,7 @@ __all__ = [
     "PrivateSearchCV",
     "StepPrivacy",
     "SyntheticDataClassifier",
+    "UtilityWarning",
     "__version__",
     "check_pipeline",
     "step_privacy",

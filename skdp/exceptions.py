@@ -5,6 +5,7 @@ __all__ = [
     "ChargedFitError",
     "LedgerError",
     "PrivacyLeakWarning",
+    "UtilityWarning",
 ]
 
 
@@ -25,6 +26,17 @@ class PrivacyLeakWarning(UserWarning):
     the output can reveal them (for example the largest value of a column),
     so the formal guarantee no longer holds for them. Pass them as public
     parameters to silence this warning.
+    """
+
+
+class UtilityWarning(UserWarning):
+    """The noise a fit plans is forecast to swamp the model it releases.
+
+    Emitted before the charge, from public quantities only (epsilon, delta,
+    ``C``, the declared bounds, the numbers of rows and features): the data
+    are not read, so the warning reveals nothing about them and is the same
+    for every data set of that shape. The fit goes on (a user may want it
+    anyway); the message says what would bring the noise down.
     """
 
 

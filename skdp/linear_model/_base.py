@@ -42,6 +42,7 @@ from ..utils._sklearn_compat import (
 )
 from ._dask_input import ValidatedInput, prepare_dask_input
 from ._dpsgd import plan_dpsgd, run_dpsgd
+from ._forecast import warn_if_noise_swamps_scores
 from ._full_batch import (
     DPSGD,
     FULL_BATCH_GD,
@@ -275,6 +276,14 @@ class _BaseDPLinear(PrivateEstimatorMixin):
             method_plan = plan_objective(epsilon=float(self.epsilon), **exact, **common)
         elif self.method == "output":
             method_plan = plan_output(epsilon=float(self.epsilon), **exact, **common)
+            warn_if_noise_swamps_scores(
+                type(self).__name__,
+                method_plan.noise,
+                prepared.row_norm,
+                C=float(self.C),
+                epsilon=float(self.epsilon),
+                alpha=hasattr(self, "alpha"),
+            )
         elif uses_full_batch(self.batch_size, n_samples):
             method_plan = plan_full_batch_gd(
                 steps=int(self.epochs), **gradient, **common
