@@ -7,6 +7,9 @@
 #                               print the connection URL (the only thing on
 #                               stdout; messages go to stderr)
 #   .ci/postgres.sh stop DIR    stop that server and delete DIR
+#   .ci/postgres.sh pause DIR   stop that server, keeping DIR (the fault
+#                               tests' "server down")
+#   .ci/postgres.sh resume DIR  start it again, on the same port
 #
 # Used by .ci/run (which exports the URL as SKDP_TEST_POSTGRES_URL) and by
 # the tests' session fixture when that variable is unset. Without pg_ctl and
@@ -106,6 +109,7 @@ start() {
             -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=200" \
             start >&2; then
             echo "$bindir" > "$dir/bindir"
+            echo "$port" > "$dir/port"
             "${as_owner[@]}" "$bindir/createdb" -h "$dir" -p "$port" -U skdp skdp_test >&2
             say "PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (data in $dir/data)"
             echo "postgresql://skdp:$password@127.0.0.1:$port/skdp_test"
@@ -131,11 +135,34 @@ stop() {
     rm -rf "$dir"
 }
 
+owner_prefix() {
+    if [[ $(id -u) -eq 0 ]]; then
+        echo "runuser -u postgres --"
+    fi
+}
+
+pause() {
+    local dir=$1
+    # shellcheck disable=SC2046
+    $(owner_prefix) "$(cat "$dir/bindir")/pg_ctl" -D "$dir/data" -m fast -w stop >&2
+}
+
+resume() {
+    local dir=$1 port
+    port=$(cat "$dir/port")
+    # shellcheck disable=SC2046
+    $(owner_prefix) "$(cat "$dir/bindir")/pg_ctl" -D "$dir/data" -l "$dir/server.log" \
+        -w -t 60 -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=200" \
+        start >&2
+}
+
 case "${1:-}" in
 start) start "${2:?usage: $0 start DIR}" ;;
 stop) stop "${2:?usage: $0 stop DIR}" ;;
+pause) pause "${2:?usage: $0 pause DIR}" ;;
+resume) resume "${2:?usage: $0 resume DIR}" ;;
 *)
-    echo "usage: $0 start DIR | stop DIR" >&2
+    echo "usage: $0 start DIR | stop DIR | pause DIR | resume DIR" >&2
     exit 2
     ;;
 esac

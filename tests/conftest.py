@@ -118,6 +118,37 @@ def postgres_url():
         return
     if shutil.which("bash") is None or not _POSTGRES_SCRIPT.exists():
         _skip(f"SKDP_TEST_POSTGRES_URL is unset and {_POSTGRES_SCRIPT} cannot run here")
+    with _own_postgres_server("SKDP_TEST_POSTGRES_URL is unset and ") as server:
+        yield server.url
+
+
+class _PostgresServer:
+    """A throwaway server of ``.ci/postgres.sh`` that a test may stop."""
+
+    def __init__(self, directory: str, url: str):
+        self.directory, self.url = directory, url
+
+    def _run(self, command: str) -> None:
+        subprocess.run(
+            ["bash", str(_POSTGRES_SCRIPT), command, self.directory],
+            capture_output=True,
+            check=True,
+            timeout=120,
+        )
+
+    def pause(self) -> None:
+        """Stop the server (fast shutdown: every connection is cut)."""
+        self._run("pause")
+
+    def resume(self) -> None:
+        """Start it again on the same port."""
+        self._run("resume")
+
+
+@contextlib.contextmanager
+def _own_postgres_server(why: str):
+    if shutil.which("bash") is None or not _POSTGRES_SCRIPT.exists():
+        _skip(f"{why}{_POSTGRES_SCRIPT} cannot run here")
     # Under /tmp, not pytest's tmp_path: as root the server runs as the
     # "postgres" user, who must be able to reach its data directory.
     directory = tempfile.mkdtemp(prefix="skdp-pg-")
@@ -131,10 +162,10 @@ def postgres_url():
     try:
         if started.returncode != 0:
             _skip(
-                "SKDP_TEST_POSTGRES_URL is unset and .ci/postgres.sh could not "
-                f"start a server: {started.stderr.strip()[-800:]}"
+                f"{why}.ci/postgres.sh could not start a server: "
+                f"{started.stderr.strip()[-800:]}"
             )
-        yield started.stdout.strip().splitlines()[-1]
+        yield _PostgresServer(directory, started.stdout.strip().splitlines()[-1])
     finally:
         subprocess.run(
             ["bash", str(_POSTGRES_SCRIPT), "stop", directory],
@@ -142,6 +173,20 @@ def postgres_url():
             timeout=120,
         )
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def stoppable_postgres():
+    """A PostgreSQL server of the test's own, which it may stop and restart
+    (the shared server of ``postgres_url`` must stay up)."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        _skip('psycopg is not installed (pip install "skdp[postgresql]")')
+    if os.environ.get("SKDP_TEST_POSTGRES_URL", "") == "skip":
+        _skip("SKDP_TEST_POSTGRES_URL=skip")
+    with _own_postgres_server("for a server the test may stop, ") as server:
+        yield server
 
 
 # -- dask: the one data path ------------------------------------------------

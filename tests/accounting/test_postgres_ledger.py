@@ -336,3 +336,35 @@ def test_clients_creating_one_new_named_ledger_at_once_share_it(postgres_url):
         store = PostgreSQLLedger(postgres_url, name=name)
         assert store.ledger_id == results[0] and len(store.entries()) == n_clients
         store.close()
+
+
+def test_a_stopped_and_restarted_server_loses_nothing_and_never_overspends(
+    stoppable_postgres,
+):
+    # Issue 26's fault suite: the server goes down between spends (a fast
+    # shutdown cuts every connection) and comes back on the same port.
+    import numpy as np
+
+    from skdp.naive_bayes import DPGaussianNB
+
+    server = stoppable_postgres
+    ledger = f"{server.url}#{_name()}"
+    budget = PrivacyBudget(1.0, ledger=ledger)
+    budget.spend(LaplaceEvent(0.25), label="before")
+    server.pause()
+    with pytest.raises(LedgerError):
+        budget.spend(LaplaceEvent(0.25), label="while down")
+    X = np.random.default_rng(0).uniform(0, 1, (20, 2))
+    model = DPGaussianNB(epsilon=0.25, bounds=(0, 1), classes=[0, 1], budget=budget)
+    with pytest.raises(LedgerError):  # a fit while the server is down
+        model.fit(X, (X[:, 0] > 0.5).astype(int))
+    assert not hasattr(model, "theta_")
+    server.resume()
+    budget.spend(LaplaceEvent(0.25), label="after")  # reconnects
+    fresh = PrivacyBudget(1.0, ledger=ledger)
+    assert [e.label for e in fresh.ledger] == ["before", "after"]
+    assert fresh.spent()[0] == pytest.approx(0.5)
+    budget.spend(LaplaceEvent(0.5), label="the rest")
+    with pytest.raises(BudgetExceededError):
+        fresh.spend(LaplaceEvent(0.01))
+    assert len(PrivacyBudget(1.0, ledger=ledger).ledger) == 3
