@@ -850,3 +850,17 @@ def test_a_hundred_thousand_classes_do_not_need_their_square(method):
     est.fit(X, y)
     assert est.coef_.shape == (100_000, 3) and np.all(np.isfinite(est.coef_))
     assert len(budget.ledger) == 1
+
+
+def test_the_round_limit_can_be_raised_by_the_environment(monkeypatch):
+    # The refusal says how to raise it; the variable is read at plan time.
+    from skdp.utils._feasibility import check_rounds, max_rounds
+
+    with pytest.raises(ValueError, match="SKDP_MAX_ROUNDS"):
+        check_rounds(2_000_000, "DP-SGD steps", "use fewer epochs")
+    monkeypatch.setenv("SKDP_MAX_ROUNDS", "3e6")
+    assert max_rounds() == 3_000_000
+    check_rounds(2_000_000, "DP-SGD steps", "use fewer epochs")
+    monkeypatch.setenv("SKDP_MAX_ROUNDS", "-1")
+    with pytest.raises(ValueError, match="positive whole number"):
+        max_rounds()

@@ -280,7 +280,8 @@ def _sum_bound(n_samples: int, clip: float) -> float:
     return 2.0 * n_samples * clip
 
 
-#: Largest number of DP-SGD steps a plan accepts.
+#: Largest number of DP-SGD steps a plan accepts by default
+#: (``SKDP_MAX_ROUNDS`` raises it).
 MAX_STEPS = MAX_ROUNDS
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "check_magnitudes",
     "check_memory",
     "check_rounds",
+    "max_rounds",
     "physical_memory",
 ]
 
@@ -30,10 +31,11 @@ MAX_MAGNITUDE = 1e150
 #: widths underflow (the reciprocal of ``MAX_MAGNITUDE``).
 MIN_WIDTH = 1.0 / MAX_MAGNITUDE
 #: Most sequential rounds (DP-SGD steps, quantile selections) one fit may
-#: plan. Each costs from about 10 microseconds to a millisecond of Python
-#: and numpy work, so a million is seconds to about a quarter of an hour on
-#: one core; more would run for hours after the charge. Default fits plan
-#: far fewer (DP-SGD on a million rows: 39,063 steps).
+#: plan, unless the environment variable ``SKDP_MAX_ROUNDS`` says otherwise.
+#: Each costs from about 10 microseconds to a millisecond of Python and
+#: numpy work, so a million is seconds to about a quarter of an hour on one
+#: core; more would run for hours after the charge. Default fits plan far
+#: fewer (DP-SGD on a million rows: 39,063 steps).
 MAX_ROUNDS = 10**6
 
 
@@ -147,9 +149,35 @@ def check_rounds(n_rounds: float, what: str, fix: str) -> None:
     ...
     ValueError: this fit would run 1e+07 DP-SGD steps, more than the 1000000...
     """
-    if not n_rounds <= MAX_ROUNDS:
+    limit = max_rounds()
+    if not n_rounds <= limit:
         raise ValueError(
             f"this fit would run {float(n_rounds):.3g} {what}, more than the "
-            f"{MAX_ROUNDS} a fit may plan (each is sequential work: it would not "
-            f"finish in reasonable time); nothing was charged. To fit, {fix}."
+            f"{limit} a fit may plan (each is sequential work: it would not "
+            f"finish in reasonable time); nothing was charged. To fit, {fix}; "
+            "or, to wait that long, raise the limit with the environment "
+            "variable SKDP_MAX_ROUNDS."
         )
+
+
+def max_rounds() -> int:
+    """The round limit: ``SKDP_MAX_ROUNDS`` if set, else :data:`MAX_ROUNDS`.
+
+    Examples
+    --------
+    >>> from skdp.utils._feasibility import max_rounds
+    >>> max_rounds()
+    1000000
+    """
+    text = os.environ.get("SKDP_MAX_ROUNDS", "").strip()
+    if not text:
+        return MAX_ROUNDS
+    try:
+        value = int(float(text))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(
+            f"SKDP_MAX_ROUNDS must be a positive whole number, got {text!r}."
+        )
+    return value

@@ -42,21 +42,15 @@ def _refuse_kind(kind: str, what: str, where: str) -> None:
 
 def non_number_cells(values: np.ndarray) -> str | None:
     """What an object array holds that is not a number: ``"dates"``,
-    ``"bytes"`` or ``None`` (one pass over the cells)."""
+    ``"bytes"`` or ``None`` (one pass over the cells, collecting their
+    types; only the distinct types are then examined)."""
     flat = np.asarray(values, dtype=object).ravel()
-    if flat.size == 0:
-        return None
-    kinds = np.fromiter(
-        (2 if isinstance(v, bytes) else isinstance(v, _TIME_CELLS) for v in flat),
-        dtype=np.int8,
-        count=flat.size,
-    )
-    if np.any(kinds == 1):
+    types = set(map(type, flat))
+    if any(issubclass(kind, _TIME_CELLS) for kind in types):
         return "dates"
-    if np.any(kinds == 2):
+    if any(issubclass(kind, bytes) for kind in types):
         return "bytes"
     return None
-
 
 def _refuse_cells(values: np.ndarray, where: str) -> None:
     found = non_number_cells(values)

@@ -1,0 +1,109 @@
+"""What the plan-time checks of issue 26 cost at the sizes they guard.
+
+Every check runs before the charge, so its cost is paid by every fit. Rows:
+
+* the refusal of dates, durations and bytes where numbers are expected
+  (``skdp.utils._numbers.refuse_non_numbers``) on a float array (a dtype
+  check only), an object array (every cell's type is looked at) and a
+  DataFrame with object columns, at ``--rows`` x 50;
+* declared ``classes`` (missing values, one dimension) at 100,000 classes;
+* the epsilon constraint (scikit-learn's parameter validation);
+* the round bound of DP-SGD (the plan itself: steps, calibration) and of
+  the quantile discretizer, at the largest sizes they accept;
+* the narrow-bounds check of declared bounds at 50 features.
+
+Each row gives the first run and the median of ``--repeats`` more (wall
+seconds). Run from the
+repository root::
+
+    python benchmarks/plan_checks.py [--rows 1000000] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+
+def _seconds(func, repeats):
+    """``(first run, median of the later runs)``: the first fills caches
+    (the DP-SGD calibration is cached on its public inputs)."""
+    times = []
+    for _ in range(repeats + 1):
+        start = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - start)
+    return times[0], statistics.median(times[1:])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+
+    import pandas as pd
+
+    from skdp.linear_model._dpsgd import plan_dpsgd
+    from skdp.utils._bounds import declared_bounds
+    from skdp.utils._constraints import EPSILON_CONSTRAINT
+    from skdp.utils._feasibility import check_rounds
+    from skdp.utils._labels import declared_classes
+    from skdp.utils._numbers import refuse_non_numbers
+
+    n, d = args.rows, 50
+    rng = np.random.default_rng(0)
+    floats = rng.standard_normal((n, d))
+    small = max(1, n // 10)
+    objects = floats[:small].astype(object)
+    frame = pd.DataFrame(floats[:small]).astype(object)
+    classes = list(range(100_000))
+    rows = [
+        (f"dates/bytes check, float64 {n:,} x {d}", lambda: refuse_non_numbers(floats)),
+        (
+            f"dates/bytes check, object {small:,} x {d}",
+            lambda: refuse_non_numbers(objects),
+        ),
+        (
+            f"dates/bytes check, DataFrame of {d} object columns, {small:,} rows",
+            lambda: refuse_non_numbers(frame),
+        ),
+        ("declared classes, 100,000", lambda: declared_classes(classes)),
+        ("epsilon constraint", lambda: EPSILON_CONSTRAINT.is_satisfied_by(1.0)),
+        (
+            "round bound alone (1,000,000 steps)",
+            lambda: check_rounds(1_000_000, "DP-SGD steps", "use fewer epochs"),
+        ),
+        (
+            "DP-SGD plan at the round bound (n=1e6, batch 256, 256 epochs: 1e6 steps)",
+            lambda: plan_dpsgd(
+                epsilon=1.0,
+                delta=1e-6,
+                C=1.0,
+                n_samples=1_000_000,
+                n_features=51,
+                n_models=1,
+                row_norm=1.0,
+                batch_size=256,
+                epochs=256,
+                learning_rate=None,
+                max_grad_norm=None,
+            ),
+        ),
+        (
+            f"declared bounds with the width check, {d} features",
+            lambda: declared_bounds((np.zeros(d), np.ones(d)), d),
+        ),
+    ]
+    print("| check | first run, s | median after, s |")
+    print("|---|---:|---:|")
+    for name, func in rows:
+        first, median = _seconds(func, args.repeats)
+        print(f"| {name} | {first:.6f} | {median:.6f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
