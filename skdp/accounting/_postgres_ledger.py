@@ -337,6 +337,13 @@ class PostgreSQLLedger:
                     (self.name,),
                 ).fetchone()[0]
                 if orphans:
+                    # Another client may have created the ledger and spent
+                    # since the read above (each statement sees what was
+                    # committed before it; skdp commits a ledger's row before
+                    # any of its entries): read the row again.
+                    row = conn.execute(select, (self.name,)).fetchone()
+                    if row is not None:
+                        return row
                     # Raising rolls back this transaction: nothing is created.
                     raise LedgerError(
                         f"The privacy ledger {self.where} exists but cannot be "

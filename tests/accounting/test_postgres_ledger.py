@@ -368,3 +368,45 @@ def test_a_stopped_and_restarted_server_loses_nothing_and_never_overspends(
     with pytest.raises(BudgetExceededError):
         fresh.spend(LaplaceEvent(0.01))
     assert len(PrivacyBudget(1.0, ledger=ledger).ledger) == 3
+
+
+def test_a_ledger_created_between_two_reads_of_its_opener_is_shared(
+    postgres_url, monkeypatch
+):
+    # The race behind a rare failure of the concurrent-creation test: the
+    # opener's "no meta row" read, then another client creates the ledger and
+    # spends (both committed), then the opener counts the entries and took
+    # them for the orphans of a deleted ledger (LedgerError).
+    PrivacyBudget(1.0, ledger=f"{postgres_url}#{_name()}")  # the tables exist
+    name = _name()
+    ledger = f"{postgres_url}#{name}"
+    real = PostgreSQLLedger._transaction
+    state = {"raced": False}
+
+    class Racing:
+        def __init__(self, conn):
+            self._conn = conn
+
+        def execute(self, sql, params=None):
+            result = self._conn.execute(sql, params)
+            if "FOR UPDATE" in sql and not state["raced"]:
+                state["raced"] = True
+                other = PrivacyBudget(1.0, ledger=ledger)  # another client
+                other.spend(LaplaceEvent(0.25), label="other")
+
+                class Nothing:
+                    def fetchone(self):
+                        return None
+
+                return Nothing()
+            return result
+
+    def racing_transaction(self, doing, body):
+        if doing == "open" and not state["raced"] and self.name == name:
+            return real(self, doing, lambda conn: body(Racing(conn)))
+        return real(self, doing, body)
+
+    monkeypatch.setattr(PostgreSQLLedger, "_transaction", racing_transaction)
+    budget = PrivacyBudget(1.0, ledger=ledger)
+    assert state["raced"]
+    assert [e.label for e in budget.ledger] == ["other"]
