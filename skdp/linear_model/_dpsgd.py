@@ -23,8 +23,13 @@ from scipy.special import expit
 from ..accounting._accountant import PrivacyAccountant
 from ..accounting._calibration import calibrate_gaussian_noise_multiplier
 from ..accounting._events import PoissonSubsampledDiscreteGaussianEvent
-from ..mechanisms import NoisePlan, add_noise, plan_gaussian
-from ..mechanisms._additive import lattice_shift_bound, subsampled_gaussian_event
+from ..mechanisms import NoisePlan, plan_gaussian
+from ..mechanisms._additive import (
+    add_drawn_noise,
+    draw_noise,
+    lattice_shift_bound,
+    subsampled_gaussian_event,
+)
 from ..utils._feasibility import MAX_ROUNDS, check_rounds
 from ..utils._random import check_random_source
 from ..utils._row_source import row_source
@@ -280,6 +285,11 @@ def _sum_bound(n_samples: int, clip: float) -> float:
     return 2.0 * n_samples * clip
 
 
+#: Steps whose noise is drawn in one sampler call, and the most noise
+#: entries held at once (8 MiB of float64).
+NOISE_BLOCK_STEPS = 64
+NOISE_BLOCK_ENTRIES = 2**20
+
 #: Largest number of DP-SGD steps a plan accepts by default
 #: (``SKDP_MAX_ROUNDS`` raises it).
 MAX_STEPS = MAX_ROUNDS
@@ -482,12 +492,19 @@ def run_dpsgd(rows, spec, plan: DPSGDPlan, source) -> np.ndarray:
     expected_batch = plan.sampling_rate * n
     average = np.zeros_like(W)
     start_average = plan.steps // 2
+    # The noise does not depend on the data: it is drawn a block of steps at
+    # a time (one sampler call instead of one per step), at most
+    # NOISE_BLOCK_ENTRIES numbers held at once. Each step's noise has the
+    # planned distribution, independent of every other draw.
+    block = max(1, min(NOISE_BLOCK_STEPS, NOISE_BLOCK_ENTRIES // plan.noise.size))
     for step in range(plan.steps):
+        if step % block == 0:
+            noise = draw_noise(plan.noise, min(block, plan.steps - step), source)
         batch = source.poisson_subsample(n, plan.sampling_rate)
         clipped_sum = rows.subsample_sum(
             clipped_rows_sum, batch, spec, W, plan.max_grad_norm, plan.loss
         )
-        noisy_sum = add_noise(plan.noise, clipped_sum, source)
+        noisy_sum = add_drawn_noise(plan.noise, clipped_sum, noise[step % block])
         gradient = noisy_sum / expected_batch + W / (n * plan.C)
         W = _project(W - plan.learning_rate * gradient, plan.radius)
         if step >= start_average:

@@ -45,8 +45,10 @@ from ._samplers import (
 
 __all__ = [
     "NoisePlan",
+    "add_drawn_noise",
     "add_noise",
     "draw_l2_noise",
+    "draw_noise",
     "gaussian_mechanism",
     "l2_vector_mechanism",
     "l2_vector_noise",
@@ -526,18 +528,47 @@ def add_noise(plan: NoisePlan, value: ArrayLike, source: RandomSource) -> np.nda
     has its shape, every entry a multiple of ``plan.gamma``. Entries are
     rounded to the grid and clipped to +-2**50 grid steps first (a bounded
     value stays exact; the clip never binds for finite values the caller
-    has bounded). Does not raise.
+    has bounded). Does not raise. The same as :func:`add_drawn_noise` of one
+    draw of :func:`draw_noise`.
     """
+    shape = np.shape(value)
+    return add_drawn_noise(plan, value, _draw(plan, shape, source))
+
+
+def _draw(plan: NoisePlan, shape: tuple, source: RandomSource) -> np.ndarray:
+    """Noise of the plan in grid steps, of ``shape`` (``plan.size`` per draw)."""
+    if plan.kind == "laplace":
+        return sample_discrete_laplace(plan.scale, shape, source)
+    if plan.kind == "gaussian":
+        return sample_discrete_gaussian(plan.scale, shape, source)
+    # "l2_vector": continuous L2 noise in grid units, rounded to the grid
+    unit = NoisePlan("l2_noise", plan.size, 1.0, 0.0, plan.scale, plan.event)
+    count = int(np.prod(shape)) // plan.size
+    draws = [np.rint(draw_l2_noise(unit, source)) for _ in range(count)]
+    return np.reshape(draws, shape)
+
+
+def draw_noise(plan: NoisePlan, count: int, source: RandomSource) -> np.ndarray:
+    """``count`` independent draws of a plan's noise, in grid steps.
+
+    For loops that apply the same plan many times (DP-SGD's steps): the
+    noise is independent of the data, so it may be drawn ahead, a block of
+    steps in one call, with the distribution of each draw unchanged.
+
+    Returns
+    -------
+    noise : ndarray of shape (count, plan.size)
+        Integers (as floats): the discrete Laplace or Gaussian per
+        coordinate, or the L2 vector mechanism's noise rounded to the grid.
+    """
+    return _draw(plan, (count, plan.size), source)
+
+
+def add_drawn_noise(plan: NoisePlan, value: ArrayLike, noise: np.ndarray) -> np.ndarray:
+    """``value`` on the plan's grid plus one draw of :func:`draw_noise`."""
     arr = np.nan_to_num(np.asarray(value, dtype=float), nan=0.0)
     index = round_to_grid(arr, plan.gamma)
-    if plan.kind == "laplace":
-        noise = sample_discrete_laplace(plan.scale, arr.shape, source)
-    elif plan.kind == "gaussian":
-        noise = sample_discrete_gaussian(plan.scale, arr.shape, source)
-    else:  # "l2_vector": continuous L2 noise in grid units, rounded to the grid
-        unit = NoisePlan("l2_noise", plan.size, 1.0, 0.0, plan.scale, plan.event)
-        noise = np.rint(draw_l2_noise(unit, source)).reshape(arr.shape)
-    return (index + noise) * plan.gamma
+    return (index + np.reshape(noise, arr.shape)) * plan.gamma
 
 
 def _as_output(noisy: np.ndarray, value):

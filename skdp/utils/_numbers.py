@@ -52,6 +52,7 @@ def non_number_cells(values: np.ndarray) -> str | None:
         return "bytes"
     return None
 
+
 def _refuse_cells(values: np.ndarray, where: str) -> None:
     found = non_number_cells(values)
     if found == "dates":

@@ -180,3 +180,25 @@ def test_gaussian_magnitude_coarsens_the_grid_to_carry_the_bound():
 def test_gaussian_magnitude_must_be_finite_and_non_negative(magnitude):
     with pytest.raises(ValueError, match="magnitude must be finite"):
         plan_gaussian(1.0, 2, noise_multiplier=1.0, magnitude=magnitude)
+
+
+def test_noise_drawn_in_blocks_is_the_planned_noise():
+    # DP-SGD draws a block of steps' noise in one call (issue 29): each row
+    # of the block must be one draw of the plan's noise, independent of the
+    # others, and add_noise is one such draw applied.
+    from skdp.mechanisms import plan_gaussian
+    from skdp.mechanisms._additive import add_drawn_noise, add_noise, draw_noise
+    from skdp.utils._random import check_random_source
+
+    plan = plan_gaussian(1.0, 50, noise_multiplier=2.0)
+    value = np.linspace(-1, 1, 50)
+    once = add_noise(plan, value, check_random_source(3))
+    drawn = draw_noise(plan, 1, check_random_source(3))[0]
+    np.testing.assert_array_equal(once, add_drawn_noise(plan, value, drawn))
+    block = draw_noise(plan, 400, check_random_source(0)) * plan.gamma
+    assert block.shape == (400, 50)
+    # sigma = 2 per coordinate: 20,000 draws give its estimate within 3 %.
+    assert abs(block.std() / 2.0 - 1.0) < 0.03
+    # Rows are independent: their correlations are those of white noise.
+    correlation = np.corrcoef(block[:-1].ravel(), block[1:].ravel())[0, 1]
+    assert abs(correlation) < 0.03
