@@ -26,6 +26,7 @@ import warnings
 
 from ..exceptions import UtilityWarning
 from ..mechanisms import NoisePlan
+from ..utils._privacy import user_stacklevel
 
 __all__ = ["score_noise_std", "warn_if_noise_swamps_scores"]
 
@@ -84,5 +85,5 @@ def warn_if_noise_swamps_scores(
         f"or an epsilon of about {epsilon * std:.3g}; method='objective' or "
         "'gradient' adds far less noise at this size.",
         UtilityWarning,
-        stacklevel=4,
+        stacklevel=user_stacklevel(),
     )

@@ -29,6 +29,8 @@ def test_output_noise_that_swamps_every_score_is_forecast(cls):
         est.fit(X, y)
     (message,) = [str(w.message) for w in record if w.category is UtilityWarning]
     remedy = "alpha >=" if cls is DPLinearRegression else "C <="
+    (where,) = [w.filename for w in record if w.category is UtilityWarning]
+    assert where == __file__, "the warning points at the user's fit call"
     assert "epsilon" in message and remedy in message
     assert "data were not read" in message
 
