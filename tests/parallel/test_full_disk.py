@@ -87,3 +87,39 @@ def test_a_full_disk_refuses_spends_and_loses_none(small_disk):
     reopened.spend(LaplaceEvent(0.1), label="after")  # the ledger still works
     with pytest.raises(BudgetExceededError):
         reopened.spend(LaplaceEvent(10.0))
+
+
+def test_a_ledger_on_a_read_only_mount_refuses_spends_and_keeps_its_entries(
+    small_disk, tmp_path
+):
+    # The same file seen through a read-only bind mount (file modes do not
+    # bind root, a read-only mount does): opening it may be refused, or
+    # reading works and every spend is refused; nothing changes on disk.
+    path = small_disk / "ledger.db"
+    writer = PrivacyBudget(1.0, ledger=str(path))
+    writer.spend(LaplaceEvent(0.25), label="before")
+    view = tmp_path / "read-only"
+    view.mkdir()
+    subprocess.run(["mount", "--bind", str(small_disk), str(view)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(view)], check=True)
+        X = np.random.default_rng(0).uniform(0, 1, (20, 2))
+        try:
+            reader = PrivacyBudget(1.0, ledger=str(view / "ledger.db"))
+        except LedgerError:
+            pass  # refused at opening: nothing to spend from
+        else:
+            with pytest.raises(LedgerError):
+                reader.spend(LaplaceEvent(0.25), label="read-only")
+            model = DPGaussianNB(
+                epsilon=0.25, bounds=(0, 1), classes=[0, 1], budget=reader
+            )
+            with pytest.raises(LedgerError):
+                model.fit(X, (X[:, 0] > 0.5).astype(int))
+            assert not hasattr(model, "theta_")
+    finally:
+        subprocess.run(["umount", "-l", str(view)], capture_output=True)
+    assert [e.label for e in writer.ledger] == ["before"]
+    writer.spend(LaplaceEvent(0.75), label="after")
+    with pytest.raises(BudgetExceededError):
+        PrivacyBudget(1.0, ledger=str(path)).spend(LaplaceEvent(0.01))
