@@ -22,8 +22,13 @@ A private fit has three phases, always in this order:
 (``PrivateEstimatorMixin._fit_private``); an estimator supplies the
 three steps (``_prepare_fit``, ``_plan_fit``, ``_run_fit``).
 :meth:`PrivateEstimatorMixin.privacy_plan` returns the plan without charging
-anything: what a fit *would* spend, which is how
-:class:`~skdp.model_selection.PrivateSearchCV` learns the cost of a trial.
+anything: what a fit *would* spend. :meth:`PrivateEstimatorMixin.plan_fit`
+returns a :class:`PlannedFit`, the first phase done: its ``plan`` is what
+``run`` will charge, and ``run`` does the other two phases. A composite
+(:class:`~skdp.model_selection.PrivateSearchCV`) plans its parts this way,
+charges its own budget for the whole, and runs each part (whose ``budget``
+is ``None``): one charge path for every fit, no caller reaching into
+another estimator's private steps.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from .accounting._events import PrivacyEvent
 from .exceptions import ChargedFitError
 from .utils._random import RandomSource, check_random_source
 
-__all__ = ["FitPlan", "PrivateEstimatorMixin"]
+__all__ = ["FitPlan", "PlannedFit", "PrivateEstimatorMixin"]
 
 # Setting this environment variable re-raises the original exception of a
 # run that failed after the charge, for debugging skdp itself; the exception
@@ -88,6 +93,72 @@ class FitPlan:
             raise TypeError(f"event must be a PrivacyEvent, got {self.event!r}.")
         object.__setattr__(self, "delta", float(self.delta))
         object.__setattr__(self, "settings", MappingProxyType(dict(self.settings)))
+
+
+class PlannedFit:
+    """A private fit planned, not yet charged: :meth:`PrivateEstimatorMixin.plan_fit`.
+
+    Attributes
+    ----------
+    estimator : PrivateEstimatorMixin
+        The estimator that will be fitted (in place).
+    plan : FitPlan
+        What :meth:`run` charges: the event and the settings of the run.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import PrivacyBudget
+    >>> from skdp.preprocessing import DPStandardScaler
+    >>> budget = PrivacyBudget(1.0)
+    >>> scaler = DPStandardScaler(epsilon=0.5, bounds=(0, 1), budget=budget)
+    >>> planned = scaler.plan_fit(np.array([[0.2], [0.7], [0.4]]))
+    >>> budget.spent()  # planning spends nothing
+    (0.0, 0.0)
+    >>> planned.run(random_state=0) is scaler, budget.spent()[0]
+    (True, 0.5)
+    """
+
+    __slots__ = ("_prepared", "_ran", "estimator", "plan")
+
+    def __init__(self, estimator, prepared, plan: FitPlan):
+        self.estimator, self._prepared, self.plan = estimator, prepared, plan
+        self._ran = False
+
+    def __repr__(self) -> str:
+        return f"PlannedFit({type(self.estimator).__name__}, event={self.plan.event!r})"
+
+    def run(self, random_state=None):
+        """Charge the estimator's ``budget`` (if any) and run; once only.
+
+        Parameters
+        ----------
+        random_state : None, int, Generator or RandomSource, default=None
+            The noise source; ``None`` takes the estimator's
+            ``random_state`` (``None`` there: the OS CSPRNG).
+
+        Returns
+        -------
+        estimator : PrivateEstimatorMixin
+            Fitted, exactly as ``fit`` would have left it.
+
+        Raises
+        ------
+        BudgetExceededError, LedgerError
+            The charge was refused: nothing ran and no model is left.
+        RuntimeError
+            If this planned fit already ran (a plan is spent once).
+        """
+        if self._ran:
+            raise RuntimeError("this PlannedFit already ran; plan the fit again.")
+        self._ran = True
+        estimator = self.estimator
+        if random_state is None:
+            random_state = getattr(estimator, "random_state", None)
+        source = check_random_source(random_state)
+        estimator._charge(self.plan)
+        estimator._run_charged(self._prepared, self.plan, source)
+        return estimator
 
 
 class PrivateEstimatorMixin:
@@ -224,13 +295,30 @@ class PrivateEstimatorMixin:
         self.delta_ = delta_spent
         self.budget_entry_ = entry
 
+    def plan_fit(self, X: ArrayLike, y: ArrayLike | None = None) -> PlannedFit:
+        """Validate and plan a fit on ``(X, y)``; charge nothing yet.
+
+        The first phase of ``fit``: every input and parameter problem is
+        raised here. ``plan_fit(X, y).run()`` is ``fit(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,), default=None
+            Targets, for supervised estimators.
+
+        Returns
+        -------
+        planned : PlannedFit
+            ``planned.plan.event`` is what ``planned.run()`` charges.
+        """
+        prepared, plan = self._plan_with_input(X, y)
+        return PlannedFit(self, prepared, plan)
+
     def _fit_private(self, X, y=None):
         """Plan, charge, run; the one order every private fit follows."""
-        prepared, plan = self._plan_with_input(X, y)
-        source = check_random_source(getattr(self, "random_state", None))
-        self._charge(plan)
-        self._run_charged(prepared, plan, source)
-        return self
+        return self.plan_fit(X, y).run()
 
     def _run_charged(self, prepared, plan: FitPlan, source: RandomSource) -> None:
         """Run after the charge: no exception and no warning escapes."""

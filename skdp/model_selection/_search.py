@@ -580,10 +580,9 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         return trial.set_params(**params)
 
     def _plan_trial(self, final, param_prefix, candidate, trial_epsilon, X, y):
-        """The prepared input and plan of one trial (may raise)."""
+        """The planned fit of one trial (may raise)."""
         trial = self._trial(final, param_prefix, candidate, trial_epsilon, None)
-        prepared, plan = trial._plan_with_input(X, y)
-        return trial, prepared, plan
+        return trial.plan_fit(X, y)
 
     def _reference_candidates(self, distributions) -> list[dict]:
         """Candidates checked before the charge, drawn with a public seed.
@@ -640,14 +639,14 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
 
         def event(trial_total):
             if trial_total not in planned:
-                _, _, plan = self._plan_trial(
+                plan = self._plan_trial(
                     final,
                     param_prefix,
                     reference,
                     trial_total,
                     X,
                     y,
-                )
+                ).plan
                 train = _strip_label(plan.event)
                 score = plan_laplace(1.0 / n_validation, score_share * trial_total, 1)
                 # Training and score read disjoint rows (a public split).
@@ -747,14 +746,14 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         trial_epsilon = trial_total
         reference_curve = accountant.rdp_curve(train_event)
         for candidate in references[1:]:
-            _, _, plan = self._plan_trial(
+            plan = self._plan_trial(
                 final,
                 param_prefix,
                 candidate,
                 trial_epsilon,
                 data["X_train"],
                 data["y_train"],
-            )
+            ).plan
             if np.any(
                 accountant.rdp_curve(_strip_label(plan.event))
                 > reference_curve * (1 + _CURVE_RTOL)
@@ -904,7 +903,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         """
         data = settings["data"]
         try:
-            trial, prepared, plan = self._plan_trial(
+            planned = self._plan_trial(
                 settings["final"],
                 settings["param_prefix"],
                 candidate,
@@ -912,14 +911,14 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
                 data["X_train"],
                 data["y_train"],
             )
-            curve = accountant.rdp_curve(_strip_label(plan.event))
+            curve = accountant.rdp_curve(_strip_label(planned.plan.event))
             if np.any(~(curve <= settings["reference_curve"] * (1 + _CURVE_RTOL))):
                 return None
-            trial._charge(plan)  # budget=None: recorded on the trial only
-            trial._run_charged(prepared, plan, check_random_source(seed))
+            # The trial's budget is None: its event is recorded on the trial
+            # only, the search having charged its own budget for all trials.
+            return planned.run(check_random_source(seed))
         except Exception:
             return None
-        return trial
 
     def _validation_score(self, trial, X, y) -> float:
         """Mean of per-row scores in [0, 1] on the validation part; never raises.
