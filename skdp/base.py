@@ -271,7 +271,7 @@ class PrivateEstimatorMixin:
         plan : FitPlan
             ``plan.event`` is what a fit would charge.
         """
-        return self._plan_with_input(X, y)[1]
+        return self.plan_fit(X, y).plan
 
     def _charge(self, plan: FitPlan) -> None:
         """Charge ``plan.event`` to ``budget`` and record it on the estimator."""

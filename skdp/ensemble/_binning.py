@@ -311,9 +311,10 @@ def _readable_block(X, y, numeric, classes):
     """Public facts of one block: numeric columns are numbers; labels valid."""
     numbers = 0  # 1: a string that is no number; 2: neither string nor number
     if X.dtype == object and numeric:
-        refuse_non_numbers(X[:, numeric], "A numeric feature of X")
+        cells = X[:, numeric]
+        refuse_non_numbers(cells, "A numeric feature of X")
         try:
-            X[:, numeric].astype(float)
+            cells.astype(float)
         except ValueError:
             numbers = 1
         except TypeError:

@@ -30,7 +30,7 @@ from ..mechanisms._additive import (
     lattice_shift_bound,
     subsampled_gaussian_event,
 )
-from ..utils._feasibility import MAX_ROUNDS, check_rounds
+from ..utils._feasibility import check_rounds
 from ..utils._random import check_random_source
 from ..utils._row_source import row_source
 from ._feasibility import check_magnitudes
@@ -289,10 +289,6 @@ def _sum_bound(n_samples: int, clip: float) -> float:
 #: entries held at once (8 MiB of float64).
 NOISE_BLOCK_STEPS = 64
 NOISE_BLOCK_ENTRIES = 2**20
-
-#: Largest number of DP-SGD steps a plan accepts by default
-#: (``SKDP_MAX_ROUNDS`` raises it).
-MAX_STEPS = MAX_ROUNDS
 
 
 def plan_dpsgd(
