@@ -16,11 +16,14 @@ import os
 __all__ = [
     "MAX_MAGNITUDE",
     "MAX_ROUNDS",
+    "MAX_WORK",
     "available_memory",
     "check_magnitudes",
     "check_memory",
     "check_rounds",
+    "check_work",
     "max_rounds",
+    "max_work",
     "physical_memory",
 ]
 
@@ -37,6 +40,17 @@ MIN_WIDTH = 1.0 / MAX_MAGNITUDE
 #: core; more would run for hours after the charge. Default fits plan far
 #: fewer (DP-SGD on a million rows: 39,063 steps).
 MAX_ROUNDS = 10**6
+#: Most products of a row entry and a coefficient one fit's worst case may
+#: compute, unless the environment variable ``SKDP_MAX_WORK`` says
+#: otherwise. A worst case: the exact solver's bound (Newton's pass budget
+#: and the accelerated-gradient fallback's proven step count,
+#: ``SolverPlan.work_bound``) is what it could need if Newton never
+#: certified its point; fits that converge read the rows 10 to 250 times.
+#: The largest bound among the benchmarks is 6e14 (20 million rows of 51
+#: coefficients on dask, about 12 passes in practice); a plan beyond 1e15,
+#: e.g. 10,000 rows of 100 features with a million classes (1e12 products
+#: a pass), would not finish after its charge.
+MAX_WORK = 10**15
 
 
 def check_magnitudes(what: str, **quantities: float) -> None:
@@ -169,15 +183,69 @@ def max_rounds() -> int:
     >>> max_rounds()
     1000000
     """
-    text = os.environ.get("SKDP_MAX_ROUNDS", "").strip()
+    return _limit("SKDP_MAX_ROUNDS", MAX_ROUNDS)
+
+
+def check_work(work: float, what: str, fix: str) -> None:
+    """Refuse a plan whose worst case computes more than :func:`max_work`.
+
+    Parameters
+    ----------
+    work : float
+        Products of a row entry and a coefficient the run may compute at
+        most, from public quantities only.
+    what : str
+        What computes them, for the message.
+    fix : str
+        How to plan less work.
+
+    Raises
+    ------
+    ValueError
+        Before the charge, naming the bound and the limit.
+
+    Examples
+    --------
+    >>> from skdp.utils._feasibility import check_work
+    >>> check_work(1e12, "the exact solve", "use fewer classes")
+    >>> check_work(1e18, "the exact solve", "use fewer classes")
+    Traceback (most recent call last):
+    ...
+    ValueError: the exact solve may compute up to 1e+18 products of a row entry...
+    """
+    limit = max_work()
+    if not work <= limit:
+        raise ValueError(
+            f"{what} may compute up to {float(work):.3g} products of a row entry "
+            f"and a coefficient, more than the {float(limit):.3g} a fit may plan "
+            "(a worst case, which it could need after the charge: it would not "
+            f"finish in reasonable time); nothing was charged. To fit, {fix}; "
+            "or, to wait that long, raise the limit with the environment "
+            "variable SKDP_MAX_WORK."
+        )
+
+
+def max_work() -> int:
+    """The work limit: ``SKDP_MAX_WORK`` if set, else :data:`MAX_WORK`.
+
+    Examples
+    --------
+    >>> from skdp.utils._feasibility import max_work
+    >>> max_work()
+    1000000000000000
+    """
+    return _limit("SKDP_MAX_WORK", MAX_WORK)
+
+
+def _limit(name: str, default: int) -> int:
+    """A positive whole number from the environment variable ``name``."""
+    text = os.environ.get(name, "").strip()
     if not text:
-        return MAX_ROUNDS
+        return default
     try:
         value = int(float(text))
-    except ValueError:
+    except (ValueError, OverflowError):
         value = 0
     if value < 1:
-        raise ValueError(
-            f"SKDP_MAX_ROUNDS must be a positive whole number, got {text!r}."
-        )
+        raise ValueError(f"{name} must be a positive whole number, got {text!r}.")
     return value
