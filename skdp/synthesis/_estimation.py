@@ -33,6 +33,26 @@ class _Measured:
         return self.weighted_sum / self.weight
 
 
+#: Halvings of one mirror-descent step before the run gives up.
+MAX_HALVINGS = 40
+#: Trial steps a run of ``n`` steps may take beyond ``2 n``.
+EXTRA_TRIALS = 40
+
+
+def max_refits(n_iter: int) -> int:
+    """Most model refits (junction-tree calibrations) of ``_Estimator.run``.
+
+    ``2 n_iter + EXTRA_TRIALS`` trial steps and one restoring refit.
+
+    Examples
+    --------
+    >>> from skdp.synthesis._estimation import max_refits
+    >>> max_refits(30)
+    101
+    """
+    return 2 * int(n_iter) + EXTRA_TRIALS + 1
+
+
 class _Estimator:
     """Mirror descent on the squared error of all measurements.
 
@@ -42,7 +62,8 @@ class _Estimator:
     """
 
     def __init__(self, model):
-        self.model = model
+        self._model = model
+        self._stale = False  # a new clique awaits a new junction tree
         self.cliques: dict[tuple, _Measured] = {}
         self.queries: list[np.ndarray] = []
         self.query_values: list[float] = []
@@ -52,16 +73,25 @@ class _Estimator:
         self.step = None
         self.n_iter = 0
 
+    @property
+    def model(self):
+        """The model over every measured clique (a junction tree is rebuilt
+        once for all the cliques added since it was last read: the initial
+        measurements of a wide table used to rebuild it once each, cubic in
+        the number of columns)."""
+        if self._stale:
+            self._model = JunctionTreeModel(self._model.sizes, list(self.potentials))
+            self._model.set_potentials(self.potentials)
+            self._stale = False
+        return self._model
+
     def add_marginal(self, view, value, sigma):
         self.cliques.setdefault(view, _Measured()).add(value, sigma)
         clique = base_clique(view)
         if clique not in self.potentials:
-            sizes = self.model.sizes
+            sizes = self._model.sizes
             self.potentials[clique] = np.zeros([sizes[a] for a in clique])
-            if isinstance(self.model, JunctionTreeModel):
-                current = self.model
-                self.model = JunctionTreeModel(current.sizes, list(self.potentials))
-                self.model.set_potentials(self.potentials)
+            self._stale = isinstance(self._model, JunctionTreeModel)
 
     def add_query(self, query, value, sigma):
         self.queries.append(query)
@@ -101,7 +131,19 @@ class _Estimator:
         return loss, gradient, query_gradient, means
 
     def run(self, n_iter):
-        """``n_iter`` mirror-descent steps with Armijo backtracking."""
+        """``n_iter`` mirror-descent steps with Armijo backtracking.
+
+        Each trial step refits the model (a calibration of the junction
+        tree); there are at most ``2 * n_iter + EXTRA_TRIALS`` of them
+        (:func:`max_refits`, with the refit that restores the accepted
+        model), a public bound of the run's work. A step
+        starts at twice the last accepted size, so ``n_iter`` steps halve
+        about ``n_iter`` times in all, plus the logarithm of how far the
+        size falls: on PMW fits of Adult and wide tables no run used more
+        than ``2 * n_iter + 3``. Past the bound the run stops with the
+        last accepted model, as when no step decreases the loss.
+        """
+        trials = 2 * n_iter + EXTRA_TRIALS
         loss, gradient, query_gradient, means = self._loss_and_gradient()
         total = sum(m.weight for m in self.cliques.values()) + sum(self.query_weights)
         # Start no smaller than 1 / total weight: at a flat optimum Armijo
@@ -113,7 +155,11 @@ class _Estimator:
         for _ in range(n_iter):
             self.n_iter += 1
             step = 2.0 * self.step
-            for _ in range(40):
+            for _ in range(MAX_HALVINGS):
+                if trials == 0:  # the public bound: keep the accepted model
+                    self._apply(self.potentials, self.query_potential)
+                    return
+                trials -= 1
                 potentials = {
                     c: theta - step * gradient[c] if c in gradient else theta
                     for c, theta in self.potentials.items()

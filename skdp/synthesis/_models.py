@@ -312,6 +312,9 @@ class JunctionTreeModel:
         for i, p in self.parent.items():
             if p is not None:
                 self.children[p].append(i)
+        self._links = {
+            i: self._link(i, p) for i, p in self.parent.items() if p is not None
+        }
         self.home = {c: self._home(c) for c in self.cliques}
         self.set_potentials({})
 
@@ -343,30 +346,57 @@ class JunctionTreeModel:
     def _separator(self, i, j):
         return tuple(a for a in self.nodes[i] if a in self.nodes[j])
 
+    def _link(self, child, parent):
+        """How messages cross the edge ``child - parent``, found once per tree.
+
+        Nodes are sorted attribute tuples, so their separator keeps its
+        order in both: a message over it is a log-sum-exp over the other
+        axes of the sender, and reaches the receiver as a reshape (what
+        ``_marginalize`` and ``_expand`` compute, without working out the
+        axes again for every message of every calibration).
+
+        Returns ``(axes summed in the child, message shape in the parent,
+        axes summed in the parent, message shape in the child)``.
+        """
+        separator = set(self._separator(child, parent))
+
+        def summed(node):
+            return tuple(k for k, a in enumerate(node) if a not in separator)
+
+        def shape(node):
+            return tuple(self.sizes[a] if a in separator else 1 for a in node)
+
+        child_node, parent_node = self.nodes[child], self.nodes[parent]
+        return (
+            summed(child_node),
+            shape(parent_node),
+            summed(parent_node),
+            shape(child_node),
+        )
+
     def _calibrate(self, tables) -> None:
+        """Sum-product in log space: messages up to the roots, then down."""
+        links = self._links
         up = {}
         for i in reversed(self.order):
-            p = self.parent[i]
-            if p is None:
+            if self.parent[i] is None:
                 continue
             belief = tables[i]
             for c in self.children[i]:
-                belief = belief + _expand(up[c], self._separator(c, i), self.nodes[i])
-            up[i] = _marginalize(belief, self.nodes[i], self._separator(i, p))
+                belief = belief + up[c].reshape(links[c][1])
+            up[i] = _logsumexp(belief, links[i][0])
         beliefs = [None] * len(self.nodes)
         down = {}
         for i in self.order:
             belief = tables[i]
-            p = self.parent[i]
-            if p is not None:
-                belief = belief + _expand(down[i], self._separator(i, p), self.nodes[i])
+            if self.parent[i] is not None:
+                belief = belief + down[i].reshape(links[i][3])
             for c in self.children[i]:
-                belief = belief + _expand(up[c], self._separator(c, i), self.nodes[i])
+                belief = belief + up[c].reshape(links[c][1])
             beliefs[i] = belief
             for c in self.children[i]:
-                sep = self._separator(c, i)
-                without = belief - _expand(up[c], sep, self.nodes[i])
-                down[c] = _marginalize(without, self.nodes[i], sep)
+                without = belief - up[c].reshape(links[c][1])
+                down[c] = _logsumexp(without, links[c][2])
         self.log_beliefs = [b - _logsumexp(b, tuple(range(b.ndim))) for b in beliefs]
         self.beliefs = [np.exp(b) for b in self.log_beliefs]
 
