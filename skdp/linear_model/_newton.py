@@ -28,6 +28,12 @@ memory is a few vectors of ``K d`` numbers beside one row block's
 temporaries. Both solvers stop on the same floating-point certificate
 (:func:`solve_rows`), so the guarantee does not depend on which one ran.
 
+The work is bounded from public quantities (:meth:`SolverPlan.work_bound`):
+Newton reads the rows at most ``PASSES_PER_STEP * max_iter`` times in all
+before the accelerated-gradient fallback, whose step count is proven, takes
+over; the plan refuses a bound beyond
+:func:`~skdp.utils._feasibility.max_work` before the charge.
+
 The solver reads the data only through the problems of
 :mod:`skdp.linear_model._problems`, sums over the row blocks of a
 :class:`~skdp.utils._row_source.RowSource`: rows in memory (dense or CSR)
@@ -170,12 +176,13 @@ def _line_search(problem, w, value, magnitude, step, slope, gradient_norm, passe
     up to ``gamma_m`` times their magnitudes (Higham 2002, eq. (3.5)): with
     many classes (``m = K d``), equal coefficients of the classes absent
     from the data round alike and the error grows with ``m`` (issue 26: at
-    ``K = 3e4`` on 40 rows the value erred by ``7e-11`` against a decrease
-    of ``9e-13`` a step, and every Newton step was halved ~28 times for a
-    vanishing move, 100 steps, then the fallback). So a candidate whose
-    value is within that rounding bound of the current one is accepted
-    when its computed gradient norm is smaller (scikit-learn's Newton
-    solver makes the same second check). Either test only moves the point:
+    ``K = 3e4`` on 40 rows ``||W||**2`` erred by ``9e-11`` against a
+    decrease of ``9e-13`` a step, and every Newton step was halved ~28
+    times for a vanishing move, 100 steps, then the fallback). So a
+    candidate whose value is within that rounding bound of the current one
+    is accepted when its computed gradient norm is smaller (scikit-learn's
+    Newton solver makes a similar second check, on the gradient's L1
+    norm). Either test only moves the point:
     the stopping certificate of :func:`solve_rows` is checked on the point
     whichever test accepted it.
     """
