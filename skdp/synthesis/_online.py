@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
@@ -15,7 +14,7 @@ from sklearn.exceptions import NotFittedError
 
 from ..accounting._budget import PrivacyBudget
 from ..accounting._events import ComposedEvent, PureDPEvent, SelfComposedEvent
-from ..base import FitPlan, PrivateEstimatorMixin
+from ..base import FitPlan, PrivateEstimatorMixin, run_charged
 from ..mechanisms import add_noise, plan_laplace
 from ..utils._constraints import MAX_EPSILON
 from ..utils._feasibility import check_memory
@@ -54,11 +53,10 @@ _PROJECTION_TOLERANCE = 1e-12
 #: (the measured queries are kept: 8 bytes an entry).
 _REPLAY_MAX_ENTRIES = 2**25
 
-_CLOSED_MESSAGE = (
-    "OnlinePMW.answer failed after the budget was charged; the mechanism no "
-    "longer reads the data and answers from its synthetic distribution only. "
-    "This is a bug in skdp: please report it (the original error is withheld "
-    "because it could reveal private data)."
+#: What a failed answer leaves (the message's first sentence ends with it).
+_CLOSED = (
+    "; OnlinePMW no longer reads the data and answers from its synthetic "
+    "distribution only"
 )
 
 
@@ -754,20 +752,17 @@ class OnlinePMW(PrivateEstimatorMixin):
         return answers
 
     def _answer_with_data(self, q: np.ndarray) -> float:
-        """One step of the sparse vector test; nothing escapes but the answer."""
-        failed = False
-        try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                result = self._test_and_update(q)
-        except Exception:
-            failed = True
-        if failed:
-            # Raised outside the handler so that nothing of the original
-            # error travels with it.
-            self.close()
-            raise RuntimeError(_CLOSED_MESSAGE)
-        return result
+        """One step of the sparse vector test; nothing escapes but the answer.
+
+        It runs after the charge of :meth:`fit`: a failure closes the
+        mechanism and raises :class:`~skdp.exceptions.ChargedFitError`.
+        """
+        return run_charged(
+            lambda: self._test_and_update(q),
+            "OnlinePMW.answer",
+            on_failure=self.close,
+            consequence=_CLOSED,
+        )
 
     def _test_and_update(self, q: np.ndarray) -> float:
         plan_test, plan_measure = self._plans

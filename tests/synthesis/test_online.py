@@ -11,7 +11,7 @@ from sklearn.exceptions import NotFittedError
 
 from skdp.accounting import PrivacyBudget
 from skdp.datasets import make_lecture_example
-from skdp.exceptions import BudgetExceededError, PrivacyLeakWarning
+from skdp.exceptions import BudgetExceededError, ChargedFitError, PrivacyLeakWarning
 from skdp.mechanisms import add_noise
 from skdp.synthesis import OnlinePMW
 from skdp.synthesis._online import _projection_step
@@ -271,8 +271,11 @@ def test_a_failure_after_the_charge_releases_nothing(monkeypatch):
         raise ValueError("a private value: 0.4711")
 
     monkeypatch.setattr(pmw, "_test_and_update", broken)
-    with pytest.raises(RuntimeError, match="withheld") as info:
+    # The answer runs on the one charge path (after fit's charge): its guard.
+    with pytest.raises(ChargedFitError, match="withheld") as info:
         pmw.answer(np.ones(8))
+    assert str(info.value).startswith("OnlinePMW.answer failed after charging")
+    assert "no longer reads the data" in str(info.value)
     assert "0.4711" not in str(info.value) and info.value.__context__ is None
     assert pmw.report()["reads_data"] is False
 
