@@ -403,8 +403,8 @@ class PrivateEstimatorMixin:
             if name.endswith("_") and not name.startswith("__"):
                 delattr(self, name)
 
-    def _plan_with_input(self, X, y=None):
-        prepared = self._prepare_fit(X, y)
+    def _plan_with_input(self, X, y=None, **options):
+        prepared = self._prepare_fit(X, y, **options)
         plan = self._plan_fit(prepared)
         if not isinstance(plan, FitPlan):
             raise TypeError(
