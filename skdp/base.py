@@ -332,7 +332,9 @@ class PrivateEstimatorMixin:
         Validate the input and parameters; return the data in the form the
         run needs together with the public facts the plan reads. Bounds or
         labels that are not given may be read from the data here, with a
-        :class:`~skdp.exceptions.PrivacyLeakWarning`. May raise.
+        :class:`~skdp.exceptions.PrivacyLeakWarning`. May raise. A subclass
+        whose ``plan_fit`` takes public keyword options (``PMWSynthesizer``'s
+        ``initial_marginals``) receives them here as keywords.
     ``_plan_fit(prepared)``
         Return the :class:`FitPlan`, using only public quantities of
         ``prepared``. May raise (infeasible parameters).
