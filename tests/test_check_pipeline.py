@@ -204,6 +204,9 @@ def _public_values(estimator):
         "classes": [0, 1],
         "bounds": (0.0, 1.0),
         "y_bounds": (0.0, 1.0),
+        # OnlinePMW's universe: each column's values, declared (in public
+        # use, the values a column may take, known before the data).
+        "domain": [sorted(set(column)) for column in _contract_data()[0].T.tolist()],
     }
     params = estimator.get_params(deep=False)
     return {name: value for name, value in values.items() if name in params}

@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from ..accounting._budget import PrivacyBudget
 from ..accounting._events import ComposedEvent
-from ..base import FitPlan, PrivateEstimatorMixin
+from ..base import FitPlan, PlannedFit, PrivateEstimatorMixin
 from ..utils._constraints import EPSILON_CONSTRAINT
 from ..utils._feasibility import check_memory
 from ..utils._random import check_random_source
@@ -601,17 +601,35 @@ class PMWSynthesizer(
             return workload or [(a,) for a in range(d)]
         if len(self.workload) == 0:
             raise ValueError(_EMPTY_WORKLOAD)
-        workload = []
-        for marginal in self.workload:
-            if isinstance(marginal, str) or not hasattr(marginal, "__iter__"):
-                marginal = (marginal,)
-            attrs = tuple(self._attribute(c, domains) for c in marginal)
-            if len(attrs) == 0 or len(set(attrs)) != len(attrs):
-                raise ValueError(
-                    f"Each workload marginal needs distinct columns, got {marginal!r}."
-                )
-            workload.append(attrs)
-        return workload
+        return [self._marginal(m, domains, "workload") for m in self.workload]
+
+    def _marginal(self, marginal, domains, what):
+        """A marginal given by column names or positions, as positions."""
+        if isinstance(marginal, str) or not hasattr(marginal, "__iter__"):
+            marginal = (marginal,)
+        attrs = tuple(self._attribute(c, domains) for c in marginal)
+        if len(attrs) == 0 or len(set(attrs)) != len(attrs):
+            raise ValueError(
+                f"Each {what} marginal needs distinct columns, got {marginal!r}."
+            )
+        return attrs
+
+    def _initial_marginals(self, initial_marginals, domains):
+        """The marginals measured before the rounds, as sorted positions."""
+        if self._is_query_matrix():
+            raise ValueError(
+                "initial_marginals needs a marginal workload; with a query "
+                "matrix nothing is measured before the rounds."
+            )
+        if len(initial_marginals) == 0:
+            raise ValueError(
+                "initial_marginals needs at least one marginal (None: the "
+                "one-way marginals)."
+            )
+        return [
+            tuple(sorted(self._marginal(m, domains, "initial")))
+            for m in initial_marginals
+        ]
 
     def _query_workload(self, n_cells):
         queries = np.asarray(self.workload, dtype=float)
@@ -664,7 +682,58 @@ class PMWSynthesizer(
             raise ValueError(_PAIRED_WITH_TARGET)
         return self._fit_private(X, y)
 
-    def _prepare_fit(self, X, y=None):
+    def plan_fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike | None = None,
+        *,
+        initial_marginals: Sequence[Sequence[Hashable]] | None = None,
+    ) -> PlannedFit:
+        """Validate and plan a fit on ``X``; charge nothing yet.
+
+        The first phase of :meth:`fit`: every input and parameter problem
+        is raised here, and ``plan_fit(X).run()`` is ``fit(X)``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            As for :meth:`fit`.
+        y : None
+            Ignored.
+        initial_marginals : list of tuple or None, default=None
+            The marginals measured before the first round, each a tuple of
+            columns (names for DataFrames, positions for arrays), instead
+            of the ``n_features`` one-way marginals (marginal workloads
+            only). Public: fixed before the data are read. Any marginal has
+            the same sensitivity, so the budget split depends only on how
+            many there are; a marginal of every column with a label (what
+            :class:`~skdp.synthesis.SyntheticDataClassifier` measures first)
+            starts the model from those relations instead of from
+            independent columns.
+
+        Returns
+        -------
+        planned : PlannedFit
+            ``planned.plan.event`` is what ``planned.run()`` charges.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdp import PMWSynthesizer
+        >>> X = np.random.default_rng(0).integers(0, 2, size=(500, 3))
+        >>> synth = PMWSynthesizer(categories=[[0, 1]] * 3, random_state=0)
+        >>> planned = synth.plan_fit(X, initial_marginals=[(0, 2), (1, 2)])
+        >>> planned.plan.settings["mwem"].n_init
+        2
+        >>> planned.run().sample(4).shape
+        (4, 3)
+        """
+        prepared, plan = self._plan_with_input(
+            X, y, initial_marginals=initial_marginals
+        )
+        return PlannedFit(self, prepared, plan)
+
+    def _prepare_fit(self, X, y=None, *, initial_marginals=None):
         """Validate ``X`` and build its domains; everything that can fail happens here.
 
         Memory and dask inputs take the same path: the schema from the
@@ -718,6 +787,9 @@ class PMWSynthesizer(
                 else max(_ADAPTIVE_MIN_ROUNDS, _ADAPTIVE_ROUNDS_PER_COLUMN * d)
             )
             initial = [(a,) for a in range(d)]
+        if initial_marginals is not None:
+            initial = self._initial_marginals(initial_marginals, domains)
+            n_init = len(initial)
         return {
             "data": DataMarginals(table.rows, domains),
             "domains": domains,
@@ -828,6 +900,7 @@ class PMWSynthesizer(
             ComposedEvent(mwem_plan.events),
             delta,
             {
+                "domains": prepared["domains"],
                 "mwem": mwem_plan,
                 "candidates": candidates,
                 "dense": dense,
@@ -858,7 +931,7 @@ class PMWSynthesizer(
             weights=plan.settings["weights"],
         )
         self._pandas_input_ = prepared["pandas"]
-        self.domains_ = prepared["domains"]
+        self.domains_ = plan.settings["domains"]
         self.privacy_plan_ = mwem_plan
         self.model_ = model
         self.selected_ = selected

@@ -425,12 +425,21 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
             missing = self._per_column(
                 "missing_values", self.missing_values, names, label, "error"
             )
+        d = len(names)
+        n_rounds = self.n_rounds
+        initial = None
+        if self.workload == "label":
+            # Start from each feature's relation to the label (d measurements,
+            # as many as the one-way marginals they replace and imply), then d
+            # rounds unless told otherwise.
+            initial = [(name, label) for name in names]
+            n_rounds = d if n_rounds is None else n_rounds
         synthesizer = PMWSynthesizer(
             epsilon=self.epsilon,
             delta=self.delta,
             noise=self.noise,
             workload=self._workload(names, label),
-            n_rounds=self.n_rounds,
+            n_rounds=n_rounds,
             bounds=bounds,
             categories=categories,
             n_bins=self.n_bins,
@@ -438,28 +447,24 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
             max_model_size=self.max_model_size,
             random_state=self.random_state,
         )
-        prepared = synthesizer._prepare_fit(joint)
-        d = len(names)
-        if self.workload == "label":
-            # Start from each feature's relation to the label (d measurements,
-            # as many as the one-way marginals they replace and imply).
-            prepared["initial"] = [(a, d) for a in range(d)]
-            prepared["n_init"] = d
-            if self.n_rounds is None:
-                prepared["n_rounds"] = d
+        # The synthesizer's public plan-charge-run path: planned here, run
+        # (its budget None: this fit charges for it) after this fit's charge.
+        planned = synthesizer.plan_fit(joint, initial_marginals=initial)
         n_samples = (
             max(X.shape[0], 10_000) if self.n_samples is None else int(self.n_samples)
         )
         check_memory(
-            8.0 * 4 * n_samples * (len(names) + 1),
-            f"{n_samples} synthetic rows of {len(names) + 1} columns",
+            8.0 * 4 * n_samples * (d + 1),
+            f"{n_samples} synthetic rows of {d + 1} columns",
             "lower n_samples",
         )
         estimator = LogisticRegression() if self.estimator is None else self.estimator
-        self._probe(estimator, prepared["domains"], prepared["pandas"], len(classes))
+        pandas = is_dataframe(joint)
+        domains = planned.plan.settings["domains"]
+        self._probe(estimator, domains, pandas, len(classes))
         return {
-            "synthesizer": synthesizer,
-            "synthesis": prepared,
+            "synthesizer": planned,
+            "pandas": pandas,
             "classes": classes,
             "estimator": estimator,
             "n_samples": n_samples,
@@ -501,21 +506,18 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         return X, y
 
     def _plan_fit(self, prepared) -> FitPlan:
-        plan = prepared["synthesizer"]._plan_fit(prepared["synthesis"])
+        plan = prepared["synthesizer"].plan
         return FitPlan(plan.event, plan.delta, {"synthesizer": plan})
 
     def _run_fit(self, prepared, plan, source) -> None:
-        synthesizer = prepared["synthesizer"]
-        synthesizer._run_fit(
-            prepared["synthesis"], plan.settings["synthesizer"], source
-        )
+        synthesizer = prepared["synthesizer"].run(source)
         for name in self._privacy_attributes:
             setattr(synthesizer, name, getattr(self, name))
         # Post-processing from here on: the rows, the estimator, the fallback.
         rng = source.numpy_generator()
         codes = synthesizer.model_.sample(prepared["n_samples"], rng)
         domains = synthesizer.domains_
-        pandas = prepared["synthesis"]["pandas"]
+        pandas = prepared["pandas"]
         table = decode_rows(codes, domains, pandas, rng)
         X_synthetic, y_synthetic = self._split(table, domains[-1].name, pandas)
         try:

@@ -135,6 +135,69 @@ def test_the_plan_is_mwem_with_d_initial_measurements_and_d_rounds():
     assert plan.settings["synthesizer"].settings["mwem"] == reference
 
 
+def test_the_synthesizer_is_planned_through_its_public_plan_fit():
+    # It drove its synthesizer's private _prepare_fit / _plan_fit / _run_fit
+    # and edited the prepared initial measurements (issue 27); now
+    # plan_fit(initial_marginals=...) says the same thing in public.
+    X, y = _data()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    plan = _classifier().privacy_plan(frame, y)
+    joint = frame.assign(label=y)
+    synthesizer = PMWSynthesizer(
+        workload=[(c, "label") for c in "abc"]
+        + [("a", "b", "label"), ("a", "c", "label"), ("b", "c", "label")],
+        n_rounds=3,
+        categories={**dict.fromkeys("abc", [0, 1, 2]), "label": [0, 1]},
+        random_state=0,
+    )
+    planned = synthesizer.plan_fit(
+        joint, initial_marginals=[(c, "label") for c in "abc"]
+    )
+    assert plan.event == planned.plan.event.with_label(plan.event.label)
+    assert plan.settings["synthesizer"] == planned.plan
+    reference = _classifier().fit(frame, y)
+    model = planned.run().model_
+    np.testing.assert_array_equal(
+        reference.synthesizer_.model_.sample(50, np.random.default_rng(1)),
+        model.sample(50, np.random.default_rng(1)),
+    )
+
+
+def test_initial_marginals_are_measured_first_and_set_the_split():
+    X, _ = _data()
+    synthesizer = PMWSynthesizer(categories=CATEGORIES, n_rounds=2, random_state=0)
+    plain = synthesizer.privacy_plan(X)
+    paired = synthesizer.plan_fit(X, initial_marginals=[(0, 1), (2, 1)]).plan
+    # Two initial measurements instead of three one-way ones: another split.
+    mwem = paired.settings["mwem"]
+    assert (mwem.n_init, plain.settings["mwem"].n_init) == (2, 3)
+    assert paired.event != plain.event
+    # ... and the public default is the one-way marginals.
+    one_way = synthesizer.plan_fit(X, initial_marginals=[(0,), (1,), (2,)]).plan
+    assert one_way.event == plain.event
+
+
+@pytest.mark.parametrize(
+    "initial, match",
+    [
+        ([], "at least one marginal"),
+        ([(0, 0)], "distinct columns"),
+        ([(0, 7)], "Unknown column 7"),
+        ([()], "distinct columns"),
+    ],
+)
+def test_bad_initial_marginals_are_refused_before_the_charge(initial, match):
+    X, _ = _data(100)
+    budget = PrivacyBudget(10.0, 1e-6)
+    synthesizer = PMWSynthesizer(categories=CATEGORIES, budget=budget)
+    with pytest.raises(ValueError, match=match):
+        synthesizer.plan_fit(X, initial_marginals=initial)
+    queries = np.ones((2, 27)) / 2
+    with pytest.raises(ValueError, match="marginal workload"):
+        synthesizer.set_params(workload=queries).plan_fit(X, initial_marginals=[(0,)])
+    assert budget.ledger == []
+
+
 def test_refusal_leaves_nothing():
     X, y = _data()
     budget = PrivacyBudget(0.5, 1e-6)
