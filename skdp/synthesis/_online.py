@@ -18,6 +18,7 @@ from ..accounting._events import ComposedEvent, PureDPEvent, SelfComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..mechanisms import add_noise, plan_laplace
 from ..utils._constraints import MAX_EPSILON
+from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._privacy import warn_data_derived
 from ..utils._row_source import row_source
@@ -28,6 +29,7 @@ from ._schema import (
     SchemaError,
     check_categories,
     inspect_rows,
+    is_dataframe,
     resolve_domains,
 )
 
@@ -442,7 +444,9 @@ class OnlinePMW(PrivateEstimatorMixin):
         ----------
         X : array-like of shape (n_samples, n_columns)
             The private rows; every value must be in its column's ``domain``
-            (checked before anything is charged).
+            (checked before anything is charged). A dask array or DataFrame
+            is checked and counted on the workers by row blocks (the
+            histogram is the in-memory one); no row reaches the client.
         y : None
             Ignored.
 
@@ -454,19 +458,24 @@ class OnlinePMW(PrivateEstimatorMixin):
         return self._fit_private(X, y)
 
     def _rows(self, X):
-        """The rows of ``X`` (an array or a DataFrame), shape checked."""
-        if not (hasattr(X, "columns") and hasattr(X, "iloc")):  # not a DataFrame
+        """The rows of ``X`` (an array or a DataFrame, in memory or on dask),
+        shape checked from metadata: a dask collection's rows stay on the
+        workers."""
+        if not is_dataframe(X):
             if hasattr(X, "toarray") or hasattr(X, "tocsr"):
                 raise TypeError("OnlinePMW needs dense rows, not a sparse matrix.")
-            X = np.asarray(X)
+            if not is_dask_collection(X):
+                X = np.asarray(X)
             if X.ndim != 2:
                 raise ValueError(
                     f"X must be 2-D (n_samples, n_columns), got shape {X.shape}; "
                     "reshape a single column with X.reshape(-1, 1)."
                 )
-        if X.shape[0] < 1 or X.shape[1] < 1:
-            raise ValueError(f"X needs at least one row and one column, got {X.shape}.")
-        return row_source(X)
+        rows = row_source(X)
+        shape = (rows.n_samples, rows.n_features)
+        if min(shape) < 1:
+            raise ValueError(f"X needs at least one row and one column, got {shape}.")
+        return rows
 
     def _specs(self, n_columns):
         """Each column's spec: declared values (refusing any other), or read."""
