@@ -205,3 +205,24 @@ def test_dask_fits_need_the_whole_public_schema(name):
             "must be declared",
             **{omitted: None},
         )
+
+
+@pytest.mark.parametrize("name", ["boosting-2", "forest-3"])
+@pytest.mark.parametrize("classes", [[0], [0, np.nan], [[0, 1], [1, 2]]])
+def test_declared_classes_are_checked_on_dask_as_in_memory(
+    name, classes, assert_same_refusal
+):
+    # The dask path read classes with np.unique alone: one declared class
+    # was fitted and charged on dask while memory refused it.
+    _, y, _ = CASES[name]
+    y_one = np.zeros_like(y)
+
+    def fit(data, budget):
+        _estimator(name, classes=classes, budget=budget).fit(*data)
+
+    kind, message = assert_same_refusal(
+        fit,
+        (X, y_one),
+        (da.from_array(X, chunks=1000), da.from_array(y_one, chunks=1000)),
+    )
+    assert kind is ValueError and "classes must" in message
