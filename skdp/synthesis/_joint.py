@@ -10,13 +10,13 @@ the workers like any other dask table, and the client holds no row.
 
 from __future__ import annotations
 
-import math
 from numbers import Integral
 
 import numpy as np
 
 from ..utils._dask import as_row_blocks, is_dask_collection
 from ..utils._labels import classes_from_labels, declared_classes
+from ..utils._row_checks import known_rows
 from ..utils._sklearn_compat import validate_data
 from ._schema import is_dataframe
 
@@ -99,8 +99,7 @@ def dask_joint_table(estimator, X, y):
                 f"Expected a 2-D dask array, got {X.ndim} dimension(s); reshape "
                 "your data (one row per individual)."
             )
-        if any(math.isnan(c) for c in X.chunks[0]):
-            X = X.compute_chunk_sizes()  # the number of rows is public
+        X = known_rows(X)  # the number of rows is public
         validate_data(estimator, X, skip_check_array=True, reset=True)
         names = list(range(X.shape[1]))
         lengths = X.chunks[0]
@@ -116,8 +115,7 @@ def dask_joint_table(estimator, X, y):
         y = y[:, 0]
     if y.ndim != 1:
         raise ValueError(f"y should be a 1d array, got a dask array of {y.ndim} dims.")
-    if any(math.isnan(c) for c in y.chunks[0]):
-        y = y.compute_chunk_sizes()
+    y = known_rows(y)
     if y.shape[0] != n_samples:
         raise ValueError(
             f"X and y have inconsistent numbers of samples: {n_samples} and "

@@ -35,7 +35,14 @@ from ._numbers import non_number_cells, non_number_error, refuse_non_numbers
 from ._row_source import RowSource, row_source
 from ._sklearn_compat import validate_data
 
-__all__ = ["FactsRequest", "RowFacts", "check_finite", "fit_rows", "read_facts"]
+__all__ = [
+    "FactsRequest",
+    "RowFacts",
+    "check_finite",
+    "fit_rows",
+    "known_rows",
+    "read_facts",
+]
 
 
 @dataclass(frozen=True)
@@ -235,7 +242,8 @@ def _refuse_shape(X, name: str) -> None:
     raise ValueError(f"Found array with dim {X.ndim}. {name} expected <= 2.")
 
 
-def _known_rows(X):
+def known_rows(X):
+    """A dask array whose row chunks are known (one pass if they are not)."""
     if any(math.isnan(c) for c in X.chunks[0]):
         X = X.compute_chunk_sizes()  # the number of rows is public
     return X
@@ -255,7 +263,7 @@ def _dask_fit_rows(estimator, X, y, supervised: bool) -> RowSource:
     if X.dtype.kind == "c":
         raise ValueError("Complex data not supported (a dask collection, not shown).")
     refuse_non_numbers(columns if columns is not None else X)
-    X = _known_rows(X)
+    X = known_rows(X)
     n_samples, n_features = (int(s) for s in X.shape)
     for count, what in ((n_samples, "sample"), (n_features, "feature")):
         if count < 1:
@@ -264,7 +272,7 @@ def _dask_fit_rows(estimator, X, y, supervised: bool) -> RowSource:
                 f"minimum of 1 is required by {name}."
             )
     if y is not None:
-        y = _known_rows(as_row_blocks(y)[0])
+        y = known_rows(as_row_blocks(y)[0])
         if y.ndim == 2 and y.shape[1] == 1:
             warnings.warn(
                 "A column-vector y was passed when a 1d array was expected. "
