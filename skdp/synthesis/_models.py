@@ -30,43 +30,21 @@ import math
 
 import numpy as np
 
+from ._tables import expand_axes as _expand
+from ._tables import logsumexp as _logsumexp
+from ._tables import marginalize_log as _marginalize
+from ._tables import marginals_of, sum_to
+
 __all__ = ["DenseModel", "JunctionTreeModel", "junction_tree"]
-
-
-# --- small helpers on log-space tables ----------------------------------------
-
-
-def _expand(values: np.ndarray, attrs: tuple, target: tuple) -> np.ndarray:
-    """View ``values`` (axes ``attrs``) broadcastable to the axes ``target``."""
-    order = sorted(range(len(attrs)), key=lambda i: target.index(attrs[i]))
-    arr = np.transpose(values, order) if order != list(range(len(attrs))) else values
-    shape = [1] * len(target)
-    present = sorted(attrs, key=target.index)
-    for a, n in zip(present, arr.shape, strict=True):
-        shape[target.index(a)] = n
-    return arr.reshape(shape)
-
-
-def _logsumexp(values: np.ndarray, axes: tuple) -> np.ndarray:
-    if not axes:
-        return values
-    top = np.max(values, axis=axes, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    out = np.log(np.sum(np.exp(values - top), axis=axes, keepdims=True)) + top
-    return np.squeeze(out, axis=axes)
-
-
-def _marginalize(values: np.ndarray, attrs: tuple, keep: tuple) -> np.ndarray:
-    """Log-sum-exp out the attributes not in ``keep``; result axes in ``keep``."""
-    axes = tuple(i for i, a in enumerate(attrs) if a not in keep)
-    out = _logsumexp(values, axes)
-    left = [a for a in attrs if a in keep]
-    return np.transpose(out, [left.index(a) for a in keep])
 
 
 #: Largest intermediate table (cells, float64) that answering one marginal
 #: by variable elimination may build; larger queries are split by value.
 ELIMINATION_MAX_CELLS = 2**23
+
+# A downward message whose separator holds a cell of smaller probability is
+# computed by an exact log-sum-exp (see JunctionTreeModel._calibrate).
+_TINY_MASS = 1e-250
 
 
 def _condition(table, attrs, given):
@@ -236,12 +214,12 @@ class DenseModel:
 
     def marginal(self, clique) -> np.ndarray:
         """Probabilities of the attributes ``clique`` (axes in that order)."""
-        clique = tuple(clique)
-        axes = tuple(a for a in range(len(self.sizes)) if a not in clique)
-        out = self.probabilities.sum(axis=axes) if axes else self.probabilities
-        present = tuple(a for a in range(len(self.sizes)) if a in clique)
-        order = [present.index(a) for a in clique]
-        return np.transpose(out, order)
+        return sum_to(self.probabilities, tuple(range(len(self.sizes))), tuple(clique))
+
+    def marginals(self, cliques) -> dict:
+        """:meth:`marginal` of each of ``cliques``, the table read once for all."""
+        all_attrs = tuple(range(len(self.sizes)))
+        return marginals_of(self.probabilities, all_attrs, [tuple(c) for c in cliques])
 
     def answer_queries(self, queries: np.ndarray) -> np.ndarray:
         """``queries @ p`` for a matrix of per-cell weights."""
@@ -337,38 +315,64 @@ class JunctionTreeModel:
             if clique not in self.home:
                 self.home[clique] = self._home(clique)
             home = self.home[clique]
-            tables[home] = tables[home] + _expand(theta, clique, self.nodes[home])
+            tables[home] += _expand(theta, clique, self.nodes[home])
         self._calibrate(tables)
 
     def _separator(self, i, j):
         return tuple(a for a in self.nodes[i] if a in self.nodes[j])
 
     def _calibrate(self, tables) -> None:
+        """Sum-product on the tree: every node's belief (its exact marginal).
+
+        Messages up the tree are log-sum-exps. Going down, a node's belief
+        ``b_i`` (log) is complete once its parent's message is added, so it
+        is normalised by the component's ``log Z`` (the log-sum-exp of the
+        root's belief) and exponentiated once; the message to a child
+        ``c`` is ``log sum_{i \\ s} exp(b_i - up_c) = log P_i(s) + log Z -
+        up_c(s)``, where ``P_i(s)`` is the belief summed down to the
+        separator ``s`` (``up_c`` is constant off ``s``). A separator cell
+        of probability below ``1e-250`` takes the exact log-sum-exp instead.
+        ``tables`` (one log table per node) are updated in place.
+        """
         up = {}
         for i in reversed(self.order):
-            p = self.parent[i]
-            if p is None:
-                continue
-            belief = tables[i]
             for c in self.children[i]:
-                belief = belief + _expand(up[c], self._separator(c, i), self.nodes[i])
-            up[i] = _marginalize(belief, self.nodes[i], self._separator(i, p))
-        beliefs = [None] * len(self.nodes)
-        down = {}
-        for i in self.order:
-            belief = tables[i]
+                tables[i] += _expand(up[c], self._separator(c, i), self.nodes[i])
             p = self.parent[i]
             if p is not None:
-                belief = belief + _expand(down[i], self._separator(i, p), self.nodes[i])
-            for c in self.children[i]:
-                belief = belief + _expand(up[c], self._separator(c, i), self.nodes[i])
-            beliefs[i] = belief
+                up[i] = _marginalize(tables[i], self.nodes[i], self._separator(i, p))
+        beliefs = [None] * len(self.nodes)
+        log_z = [None] * len(self.nodes)
+        down = {}
+        for i in self.order:
+            node = self.nodes[i]
+            p = self.parent[i]
+            if p is None:
+                log_z[i] = float(_logsumexp(tables[i], tuple(range(len(node)))))
+            else:
+                log_z[i] = log_z[p]
+                tables[i] += _expand(down[i], self._separator(i, p), node)
+            beliefs[i] = np.exp(tables[i] - log_z[i])
             for c in self.children[i]:
                 sep = self._separator(c, i)
-                without = belief - _expand(up[c], sep, self.nodes[i])
-                down[c] = _marginalize(without, self.nodes[i], sep)
-        self.log_beliefs = [b - _logsumexp(b, tuple(range(b.ndim))) for b in beliefs]
-        self.beliefs = [np.exp(b) for b in self.log_beliefs]
+                mass = sum_to(beliefs[i], node, sep)
+                if mass.size and float(np.min(mass)) > _TINY_MASS:
+                    down[c] = np.log(mass) + log_z[i] - up[c]
+                else:
+                    without = tables[i] - _expand(up[c], sep, node)
+                    down[c] = _marginalize(without, node, sep)
+        self._log_tables, self._log_z = tables, log_z
+        self._log_beliefs = None
+        self.beliefs = beliefs
+
+    @property
+    def log_beliefs(self):
+        """Each node's log-marginal (computed when first asked for)."""
+        if self._log_beliefs is None:
+            self._log_beliefs = [
+                t - z for t, z in zip(self._log_tables, self._log_z, strict=True)
+            ]
+        return self._log_beliefs
 
     def contains(self, clique) -> bool:
         """Whether one node of the tree holds all of ``clique``."""
@@ -380,16 +384,26 @@ class JunctionTreeModel:
     def marginal(self, clique) -> np.ndarray:
         """Probabilities of the attributes ``clique`` (axes in that order)."""
         clique = tuple(clique)
-        if clique not in self.home:
-            self.home[clique] = self._home(clique)
-        home = self.home[clique]
-        if home is not None:
-            node = self.nodes[home]
-            axes = tuple(i for i, a in enumerate(node) if a not in clique)
-            out = self.beliefs[home].sum(axis=axes) if axes else self.beliefs[home]
-            left = [a for a in node if a in clique]
-            return np.transpose(out, [left.index(a) for a in clique])
+        if self.contains(clique):
+            home = self.home[clique]
+            return sum_to(self.beliefs[home], self.nodes[home], clique)
         return np.exp(self._eliminate(clique))
+
+    def marginals(self, cliques) -> dict:
+        """:meth:`marginal` of each of ``cliques``; each node's belief read once.
+
+        The cliques inside one node are summed from its belief together
+        (:func:`marginals_of`); the others are eliminated one by one.
+        """
+        by_node, out = {}, {}
+        for clique in dict.fromkeys(tuple(c) for c in cliques):
+            if self.contains(clique):
+                by_node.setdefault(self.home[clique], []).append(clique)
+            else:
+                out[clique] = self.marginal(clique)
+        for home, inside in by_node.items():
+            out.update(marginals_of(self.beliefs[home], self.nodes[home], inside))
+        return out
 
     def _eliminate(self, clique) -> np.ndarray:
         """Log-marginal of ``clique`` by variable elimination on the calibrated tree.
@@ -481,7 +495,7 @@ class JunctionTreeModel:
         done = set()
         for i in self.order:
             node = self.nodes[i]
-            prob = np.exp(self.log_beliefs[i])
+            prob = self.beliefs[i]
             given = tuple(a for a in node if a in done)
             new = tuple(a for a in node if a not in done)
             if not new:

@@ -68,6 +68,10 @@ _ROUND_ITER = 30
 # inverse-variance weights of the estimation step would underflow.
 _MAX_NOISE_FRACTION = 1e100
 _FINAL_ITER = 100
+# The estimation stops once a mirror-descent step lowers its loss by at most
+# this fraction (public constant, chosen on validation workloads that are
+# not the benchmark's: benchmarks/pmw_default_validation.py).
+_TOL = 0.0
 # Default planned rounds of the adaptive schedule (public constants, chosen
 # on the Adult benchmark: benchmarks/pmw_adult.py).
 _ADAPTIVE_ROUNDS_PER_COLUMN = 16
@@ -220,6 +224,9 @@ class PMWSynthesizer(
         :class:`~skdp.synthesis.CoarseMarginal` with the tuple as ``clique``
         and the first code of each group as ``starts``) or query indices
         measured, in order.
+    n_iter_ : int
+        Mirror-descent steps of the estimation, over all rounds (each
+        re-fit stops on the convergence rule of Notes, "Update").
     privacy_plan_ : PrivacyPlan
         Per-step budget: selection epsilon, noise multiplier or Laplace
         epsilon (of the first round with ``schedule="adaptive"``).
@@ -841,7 +848,7 @@ class PMWSynthesizer(
         mwem_plan = plan.settings["mwem"]
         # The one counting pass over the data (in memory or on the workers).
         data = prepared["data"].count(plan.settings["counting"])
-        model, selected, _ = run_mwem(
+        model, selected, n_iter = run_mwem(
             data,
             prepared["sizes"],
             mwem_plan,
@@ -852,6 +859,7 @@ class PMWSynthesizer(
             max_model_size=self.max_model_size,
             round_iter=_ROUND_ITER,
             final_iter=_FINAL_ITER,
+            tol=_TOL,
             verbose=self.verbose,
             noise_plans=dict(plan.settings["noise_plans"]),
             initial=prepared["initial"],
@@ -862,6 +870,7 @@ class PMWSynthesizer(
         self.privacy_plan_ = mwem_plan
         self.model_ = model
         self.selected_ = selected
+        self.n_iter_ = n_iter
 
     # -- outputs -------------------------------------------------------------------
 
