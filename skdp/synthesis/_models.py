@@ -327,53 +327,83 @@ class JunctionTreeModel:
     def _calibrate(self, tables) -> None:
         """Sum-product on the tree: every node's belief (its exact marginal).
 
-        Messages up the tree are log-sum-exps. Going down, a node's belief
-        ``b_i`` (log) is complete once its parent's message is added, so it
-        is normalised by the component's ``log Z`` (the log-sum-exp of the
-        root's belief) and exponentiated once; the message to a child
-        ``c`` is ``log sum_{i \\ s} exp(b_i - up_c) = log P_i(s) + log Z -
-        up_c(s)``, where ``P_i(s)`` is the belief summed down to the
-        separator ``s`` (``up_c`` is constant off ``s``). A separator cell
-        of probability below ``1e-250`` takes the exact log-sum-exp instead.
-        ``tables`` (one log table per node) are updated in place.
+        One exponential per node cell. Going up, node ``i``'s table (its
+        potentials plus its children's messages) is exponentiated once,
+        shifted by its largest value ``t_i``, as ``E_i``, and the message
+        to its parent is ``log E_i(s) + t_i`` on the separator ``s``.
+        Going down, the belief is ``P_i = E_i exp(d_i + t_i - log Z)``,
+        ``d_i`` being the parent's message (a product over the node, no
+        second exponential), where ``log Z`` is the log-sum-exp of the
+        root's table; the message to a child ``c`` is ``log P_i(s) + log Z
+        - up_c(s)`` (``log sum_{i \\ s} exp(b_i - up_c)``, ``up_c`` being
+        constant off ``s``). A separator cell whose mass is below
+        ``1e-250`` (where ``E_i`` may have lost it to underflow) takes the
+        exact log-sum-exp instead. ``tables`` (one log table per node) are
+        updated in place.
         """
-        up = {}
+        up, scaled = {}, {}
         for i in reversed(self.order):
+            node = self.nodes[i]
             for c in self.children[i]:
-                tables[i] += _expand(up[c], self._separator(c, i), self.nodes[i])
+                tables[i] += _expand(up[c], self._separator(c, i), node)
             p = self.parent[i]
-            if p is not None:
-                up[i] = _marginalize(tables[i], self.nodes[i], self._separator(i, p))
+            if p is None:
+                continue
+            sep = self._separator(i, p)
+            top = float(np.max(tables[i]))
+            values = np.exp(tables[i] - top)
+            mass = sum_to(values, node, sep)
+            if float(np.min(mass)) > _TINY_MASS:
+                up[i] = np.log(mass) + top
+                scaled[i] = (values, top)
+            else:
+                up[i] = _marginalize(tables[i], node, sep)
+        self._log_tables, self._down = tables, {}
+        self._log_z = log_z = [None] * len(self.nodes)
         beliefs = [None] * len(self.nodes)
-        log_z = [None] * len(self.nodes)
-        down = {}
         for i in self.order:
             node = self.nodes[i]
             p = self.parent[i]
             if p is None:
-                log_z[i] = float(_logsumexp(tables[i], tuple(range(len(node)))))
+                top = float(np.max(tables[i]))
+                values = np.exp(tables[i] - top)
+                total = float(np.sum(values))  # >= 1: the largest cell is 1
+                log_z[i] = float(np.log(total)) + top
+                beliefs[i] = values / total
+            elif i in scaled:
+                log_z[i] = log_z[p]
+                values, top = scaled.pop(i)
+                shift = np.exp(self._down[i] + (top - log_z[i]))
+                values *= _expand(shift, self._separator(i, p), node)
+                beliefs[i] = values
             else:
                 log_z[i] = log_z[p]
-                tables[i] += _expand(down[i], self._separator(i, p), node)
-            beliefs[i] = np.exp(tables[i] - log_z[i])
+                beliefs[i] = np.exp(self._log_table(i) - log_z[i])
             for c in self.children[i]:
                 sep = self._separator(c, i)
                 mass = sum_to(beliefs[i], node, sep)
-                if mass.size and float(np.min(mass)) > _TINY_MASS:
-                    down[c] = np.log(mass) + log_z[i] - up[c]
+                if float(np.min(mass)) > _TINY_MASS:
+                    self._down[c] = np.log(mass) + log_z[i] - up[c]
                 else:
-                    without = tables[i] - _expand(up[c], sep, node)
-                    down[c] = _marginalize(without, node, sep)
-        self._log_tables, self._log_z = tables, log_z
+                    without = self._log_table(i) - _expand(up[c], sep, node)
+                    self._down[c] = _marginalize(without, node, sep)
         self._log_beliefs = None
         self.beliefs = beliefs
+
+    def _log_table(self, i):
+        """Node ``i``'s unnormalised log-belief: its table and every message."""
+        p = self.parent[i]
+        if p is None:
+            return self._log_tables[i]
+        down = _expand(self._down[i], self._separator(i, p), self.nodes[i])
+        return self._log_tables[i] + down
 
     @property
     def log_beliefs(self):
         """Each node's log-marginal (computed when first asked for)."""
         if self._log_beliefs is None:
             self._log_beliefs = [
-                t - z for t, z in zip(self._log_tables, self._log_z, strict=True)
+                self._log_table(i) - self._log_z[i] for i in range(len(self.nodes))
             ]
         return self._log_beliefs
 
