@@ -388,6 +388,7 @@ class JunctionTreeModel:
                     without = self._log_table(i) - _expand(up[c], sep, node)
                     self._down[c] = _marginalize(without, node, sep)
         self._log_beliefs = None
+        self._separators = {}
         self.beliefs = beliefs
 
     def _log_table(self, i):
@@ -500,15 +501,42 @@ class JunctionTreeModel:
                         elif b == i and a in sub:
                             degree[a] -= 1
                     changed = True
-        factors = [(self.nodes[i], self.log_beliefs[i]) for i in sub]
+        factors = []
+        for i in sub:
+            # Attributes no other factor holds are summed out of the belief
+            # here, in probability space (no exponential).
+            node = self.nodes[i]
+            others = set().union(*(set(self.nodes[j]) for j in sub if j != i))
+            kept = tuple(a for a in node if a in wanted or a in others)
+            if kept == node:
+                factors.append((node, self.log_beliefs[i]))
+            else:
+                factors.append((kept, self._node_log_marginal(i, kept)))
         for i, j in self.edges:
             if i in sub and j in sub:
                 sep = self._separator(i, j)
                 if sep:
-                    factors.append(
-                        (sep, -_marginalize(self.log_beliefs[i], self.nodes[i], sep))
-                    )
+                    factors.append((sep, -self._node_log_marginal(i, sep)))
         return factors
+
+    def _node_log_marginal(self, i, keep):
+        """Log-marginal of node ``i``'s attributes ``keep``.
+
+        Summed from the node's belief (no exponential), or by an exact
+        log-sum-exp where a cell's mass is below ``1e-250``. Separators'
+        are kept until the next calibration (every query reads them).
+        """
+        key = (i, keep)
+        if key in self._separators:
+            return self._separators[key]
+        mass = sum_to(self.beliefs[i], self.nodes[i], keep)
+        if float(np.min(mass)) > _TINY_MASS:
+            out = np.log(mass)
+        else:
+            out = _marginalize(self.log_beliefs[i], self.nodes[i], keep)
+        if any(keep == self._separator(i, j) for j in range(len(self.nodes))):
+            self._separators[key] = out
+        return out
 
     def sample(
         self, n_samples: int, rng: np.random.Generator, method: str = "iid"
