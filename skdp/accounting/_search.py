@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-__all__ = ["solve_monotone"]
+__all__ = ["crossing_bracket", "solve_monotone"]
 
 # Bracket expansions before giving up: the search range grows geometrically
 # with a doubling exponent; parameters stay within exp(+-300) (1e130), where
@@ -77,9 +77,11 @@ def solve_monotone(
         ``True`` when the cost grows with ``p`` (the answer is the largest
         acceptable ``p``), ``False`` when it falls (the smallest).
     bracket : (float, float), default=(0.5, 2.0)
-        Where to start looking, ``0 < low < high``. It is widened
-        geometrically (factors 2, 4, 16, 256, ...) until it holds the
-        crossing.
+        Where to start looking, ``0 < low < high``; the crossing need not
+        be inside. Both ends are evaluated; until they hold the crossing
+        the search steps outwards, to twice the distance at which the line
+        through its last two points crosses the target (at most four times
+        a reach that doubles at each step).
     tolerance : float, default=1e-6
         Relative precision on the parameter, in (0, 1).
 
@@ -99,12 +101,36 @@ def solve_monotone(
 
     Notes
     -----
-    The search works on ``log p``. Once the crossing is bracketed it takes
-    regula falsi steps with the Illinois modification (Dowell & Jarratt
-    1971), which converges superlinearly for a smooth cost, and falls back
-    to bisection whenever a step would not at least halve the bracket twice
-    in a row or the costs are not finite. The acceptable end of the bracket
-    is kept throughout and returned, so the result errs towards less cost.
+    The search works on ``log p`` against ``log cost - log target`` (when
+    the target is positive): privacy costs are close to powers of their
+    parameter, so the curve is nearly a line. Once the crossing is
+    bracketed, each step interpolates the last three points (inverse
+    quadratic interpolation, as in Brent's method) or the last two
+    (secant), falling back to regula falsi on the bracket ends when that
+    leaves the bracket, and to bisection when the bracket has not halved
+    in three steps or the costs are not finite. A crossing predicted within
+    the tolerance of an end is tested at 0.99 times the tolerance from that
+    end, so that a right prediction ends the search. The acceptable end of
+    the bracket is kept throughout and returned, so the result errs towards
+    less cost.
+    """
+    return crossing_bracket(
+        cost, target, increasing=increasing, bracket=bracket, tolerance=tolerance
+    )[0]
+
+
+def crossing_bracket(
+    cost: Callable[[float], float],
+    target: float,
+    *,
+    increasing: bool,
+    bracket: tuple[float, float] = (0.5, 2.0),
+    tolerance: float = 1e-6,
+) -> tuple[float, float]:
+    """:func:`solve_monotone`'s final bracket: ``(acceptable, unacceptable)``.
+
+    ``acceptable`` is what :func:`solve_monotone` returns; ``unacceptable``
+    costs more than ``target`` and is within ``tolerance`` (relative) of it.
     """
     tolerance = float(tolerance)
     if not 0 < tolerance < 1:
@@ -202,4 +228,4 @@ def solve_monotone(
         else:
             x_high, g_high = x, g
         widths.append(x_high - x_low)
-    return math.exp(sign * x_low)
+    return math.exp(sign * x_low), math.exp(sign * x_high)
