@@ -6,6 +6,12 @@ calls. A calibration returns a multiplier ``s`` that meets the target and
 whose neighbour ``s * (1 - tol)`` does not, so two correct searches of the
 same accountant land within ``tol`` (relative) of each other: that is the
 tolerance of every comparison here.
+
+Two settings changed on purpose (``WINDOW_FIXED``): there c165e6d's PLD
+searched its Chernoff window over too small a range of ``t``, found a
+window of 3e7 to 8e7 grid points and coarsened the grid 15 to 38 times, so
+its epsilon was loose (and, at n = 1e6, not even monotone in the noise:
+calibrations landed on islands). Their expected values are today's.
 """
 
 import math
@@ -45,11 +51,33 @@ GRID = [
     (0.5, 1e-5, 1.0, 1, "replace_one", 14.063653355024309),
     (1.0, 1e-5, 1.0, 50, "replace_one", 52.759098556665755),
     (0.3, 1e-5, 0.05, 200, "add_remove", 8.085952445827614),
-    pytest.param(
-        3.0, 1e-7, 0.001, 5000, "replace_one", 0.6301859177323333,
-        marks=pytest.mark.slow,
-    ),
 ]  # fmt: skip
+
+
+# (epsilon, delta, sampling_rate, steps, neighbouring, multiplier, c165e6d's)
+WINDOW_FIXED = [
+    # DP-SGD's default at n = 1e6 (batch_size=256, epochs=10).
+    (1.0, 1e-5, 256e-6, 39063, "replace_one", 0.6343274690124779, 0.745899452416950),
+    (3.0, 1e-7, 0.001, 5000, "replace_one", 0.6299484660446948, 0.6301859177323333),
+]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "epsilon, delta, q, steps, relation, expected, before", WINDOW_FIXED
+)
+def test_noise_multiplier_where_the_pld_window_was_fixed(
+    epsilon, delta, q, steps, relation, expected, before
+):
+    sigma = calibrate_gaussian_noise_multiplier(
+        epsilon, delta, q, steps, neighbouring=relation
+    )
+    assert sigma == pytest.approx(expected, rel=TOL)
+    assert sigma < before
+    spent = epsilon_poisson_subsampled_gaussian(
+        q, sigma, steps, delta, neighbouring=relation
+    )
+    assert spent <= epsilon
 
 
 @pytest.mark.parametrize("epsilon, delta, q, steps, relation, expected", GRID)
