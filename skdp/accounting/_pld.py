@@ -212,7 +212,9 @@ def _chernoff_reach(
         peak = float(values.max())
         scaled = np.exp(values - peak)
         total = float(np.sum(scaled))
-        return peak + math.log(total), float(np.dot(centred, scaled)) / total
+        # np.sum of the product, not np.dot: BLAS threads (from ~1e4
+        # entries) cost far more than they save on a busy machine.
+        return peak + math.log(total), float(np.sum(centred * scaled)) / total
 
     def reach(t: float) -> float:
         return (count * moments(t)[0] + log_bound) / t
@@ -246,8 +248,8 @@ def _chernoff_window(probs: np.ndarray, count: int, tail: float) -> tuple[int, i
         return full
     weights = probs / total
     k = np.arange(n, dtype=float)
-    mean = float(np.dot(k, weights))
-    sd = math.sqrt(max(float(np.dot((k - mean) ** 2, weights)), 1e-12))
+    mean = float(np.sum(k * weights))
+    sd = math.sqrt(max(float(np.sum((k - mean) ** 2 * weights)), 1e-12))
     log_bound = math.log(2.0 / tail)
     # The bound for a sum close to Gaussian is best near this t.
     typical = math.sqrt(2.0 * log_bound / count) / sd
