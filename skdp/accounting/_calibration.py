@@ -132,11 +132,10 @@ def calibrate_parameter(
     relative 1e-4 and then with the accountant from a bracket of relative
     width 5e-3 on the side of less cost. When it has a cheaper guide for
     the event (:meth:`Accountant.guide`: for Poisson-subsampled Gaussians,
-    the default accountant's PLD part, which skips the Renyi-DP curves)
-    the whole search runs on the guide, and the
-    accountant evaluates the two ends of the guide's final bracket; if
-    they do not hold its crossing it searches alone. Only ``accountant``
-    decides the result.
+    the default accountant's PLD part, which skips the Renyi-DP curves),
+    the whole search runs on the guide and the accountant evaluates the two
+    ends of the guide's final bracket; if they do not hold its crossing,
+    it searches alone. Only ``accountant`` decides the result.
 
     Examples
     --------
@@ -208,7 +207,6 @@ def calibrate_parameter(
             spend = spender(accountant)
             if spend(acceptable) <= target_epsilon < spend(unacceptable):
                 return acceptable
-    return search(accountant, bracket, tolerance)[0]
     return search(accountant, bracket, tolerance)[0]
 
 
