@@ -7,6 +7,8 @@ per-view computation, and the charged event must not move.
 """
 
 import itertools
+import math
+import re
 from collections import Counter
 
 import numpy as np
@@ -270,6 +272,26 @@ def test_the_charged_event_is_the_one_charged_before_the_change(
         categories=CATEGORIES, coarsen=coarsen, random_state=0, **params
     ).fit(_wide())
     if isinstance(expected, dict):
-        assert Counter(repr(e) for e in fit.privacy_event_.events) == expected
+        got = Counter(repr(e) for e in fit.privacy_event_.events)
+        assert len(got) == len(expected)
+        for text, count in expected.items():
+            (match,) = [g for g in got if _same_event(g, text)]
+            assert got[match] == count
     else:
-        assert repr(fit.privacy_event_) == expected
+        assert _same_event(repr(fit.privacy_event_), expected)
+
+
+_NUMBER = re.compile(r"-?\d+\.\d*(?:e[-+]?\d+)?")
+
+
+def _same_event(got, expected):
+    """The same event, its numbers equal up to the calibration's tolerance.
+
+    The noise is calibrated to a relative 1e-6 (``calibrate_parameter``),
+    and the budget terms (rho, xi, the noise multiplier) follow it within a
+    few times that: main's calibration (issue 29) moved them by about 7e-7.
+    """
+    if _NUMBER.sub("#", got) != _NUMBER.sub("#", expected):
+        return False
+    pairs = zip(_NUMBER.findall(got), _NUMBER.findall(expected), strict=True)
+    return all(math.isclose(float(a), float(b), rel_tol=1e-5) for a, b in pairs)
