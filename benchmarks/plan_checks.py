@@ -18,6 +18,8 @@ Every check runs before the charge, so its cost is paid by every fit. Rows:
   SyntheticDataClassifier's workload at 1,000 columns and PMW's default
   workload at 300 columns (45,150 candidates), and the counted cliques of
   that workload (``maximal_cliques``);
+* the gradient step's memory check (DP-SGD, full-batch) at 10**7
+  classes (refused);
 * the utility forecasts: a DP-SGD plan's ratio and warning check, and
   DPKMeans's.
 
@@ -35,6 +37,15 @@ import statistics
 import time
 
 import numpy as np
+
+
+def _refused(func):
+    """Run a check expected to refuse; a check that passes is an error."""
+    try:
+        func()
+    except (MemoryError, ValueError):
+        return
+    raise AssertionError("the check did not refuse")
 
 
 def _seconds(func, repeats):
@@ -59,7 +70,7 @@ def main(argv=None):
     import pandas as pd
 
     from skdp.cluster._kmeans import centre_noise_ratio
-    from skdp.linear_model._dpsgd import plan_dpsgd
+    from skdp.linear_model._dpsgd import check_gradient_memory, plan_dpsgd
     from skdp.linear_model._forecast import warn_if_noise_swamps_learning
     from skdp.linear_model._objective import plan_objective
     from skdp.linear_model._output import plan_output
@@ -174,6 +185,12 @@ def main(argv=None):
         (
             "counted cliques of that workload (maximal_cliques)",
             lambda: maximal_cliques(pmw_candidates),
+        ),
+        (
+            "gradient step memory check, 10,000,000 classes x 4 on 40 rows",
+            lambda: _refused(
+                lambda: check_gradient_memory("A DP-SGD step", 10**7, 4, 40)
+            ),
         ),
         (
             "utility forecast, DP-SGD plan (Adult-sized, no warning)",

@@ -885,6 +885,26 @@ def test_a_hundred_thousand_classes_do_not_need_their_square(method):
     assert len(budget.ledger) == 1
 
 
+@pytest.mark.parametrize("batch_size", [256, "full"], ids=["dpsgd", "full-batch"])
+def test_many_classes_beyond_memory_are_refused_before_the_gradient_charge(
+    monkeypatch, batch_size
+):
+    # DP-SGD with classes=range(10**7) on 40 rows was charged, then held
+    # more than 13 GB (per-call margins of rows x classes) until the
+    # machine killed it (issue 26). The plan now counts a step's memory.
+    # Here a 32 MiB limit stands for the machine and 10**5 classes for 10**7.
+    from skdp.linear_model import DPLogisticRegression
+    from skdp.utils import _feasibility
+
+    monkeypatch.setattr(_feasibility, "available_memory", lambda: 2**25)
+    X, y = _data(DPLogisticRegression())
+    est, budget = _with_budget(
+        DPLogisticRegression(method="gradient", data_norm=1.0, batch_size=batch_size),
+        classes=range(100_000),
+    )
+    _fails_cleanly(est, budget, X, y, MemoryError, "gradient step.*nothing was charged")
+
+
 def test_the_round_limit_can_be_raised_by_the_environment(monkeypatch):
     # The refusal says how to raise it; the variable is read at plan time.
     from skdp.utils._feasibility import check_rounds, max_rounds
