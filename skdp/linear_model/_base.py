@@ -53,7 +53,6 @@ from ._full_batch import (
 )
 from ._objective import plan_objective, run_objective
 from ._output import plan_output, run_output
-from ._problems import one_blas_thread
 from ._rows import RowSpec, as_csr, bound_rows, row_norms
 
 if TYPE_CHECKING:
@@ -309,18 +308,15 @@ class _BaseDPLinear(PrivateEstimatorMixin):
             )
         method_plan = plan.settings["method"]
         rows, spec = prepared.rows, prepared.spec
-        # One BLAS thread: the block products are small enough that threads
-        # only add overhead (severe when other processes share the cores),
-        # and a product's rounding then does not depend on the thread count.
-        with one_blas_thread():
-            if self.method == "objective":
-                W = run_objective(rows, spec, method_plan, source)
-            elif self.method == "output":
-                W = run_output(rows, spec, method_plan, source)
-            elif isinstance(method_plan, FullBatchGDPlan):
-                W = run_full_batch_gd(rows, spec, method_plan, source)
-            else:
-                W = run_dpsgd(rows, spec, method_plan, source)
+        # With one BLAS thread, as every fit (skdp.utils._threads).
+        if self.method == "objective":
+            W = run_objective(rows, spec, method_plan, source)
+        elif self.method == "output":
+            W = run_output(rows, spec, method_plan, source)
+        elif isinstance(method_plan, FullBatchGDPlan):
+            W = run_full_batch_gd(rows, spec, method_plan, source)
+        else:
+            W = run_dpsgd(rows, spec, method_plan, source)
         n_models = prepared.n_outputs
         W = np.asarray(W, dtype=float).reshape(n_models, prepared.n_coef)
         self._set_targets_fitted(prepared)

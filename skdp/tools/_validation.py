@@ -15,6 +15,7 @@ from ..exceptions import ChargedFitError
 from ..utils._dask import as_row_blocks, is_dask_collection
 from ..utils._row_checks import FactsRequest, RowFacts, read_facts
 from ..utils._row_source import RowSource, row_source
+from ..utils._threads import one_blas_thread
 
 __all__ = ["charge_and_run", "tool_rows"]
 
@@ -102,7 +103,8 @@ def charge_and_run(event, budget, run, what: str):
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            result = run()
+            with one_blas_thread():  # skdp's thread policy
+                result = run()
     except Exception:
         failed = True
     if failed:
