@@ -905,6 +905,37 @@ def test_many_classes_beyond_memory_are_refused_before_the_gradient_charge(
     _fails_cleanly(est, budget, X, y, MemoryError, "gradient step.*nothing was charged")
 
 
+def test_constant_huge_data_is_refused_by_naive_bayes_before_the_charge():
+    # Bounds read from constant data near 1e300 gave DPGaussianNB var_ == 0
+    # and NaN probabilities (issue 26); the range read is refused now.
+    from skdp.naive_bayes import DPGaussianNB
+
+    est, budget = _with_budget(DPGaussianNB())
+    X, y = _data(est)
+    X = np.full_like(X, 1e300)
+    _fails_cleanly(est, budget, X, y, ValueError, r"beyond 1e\+150")
+
+
+def test_a_huge_huber_width_gives_a_finite_model():
+    # huber_h=1e300 raised OverflowError (34, 'Numerical result out of
+    # range') on an older main (issue 26): a finite model or a refusal
+    # naming huber_h, never an overflow.
+    from skdp.linear_model import DPLinearSVC
+
+    est, budget = _with_budget(
+        DPLinearSVC(data_norm=1.0, classes=[0, 1]), huber_h=1e300
+    )
+    X, y = _data(est)
+    try:
+        est.fit(X, y)
+    except ValueError as error:
+        assert "huber_h" in str(error)
+        assert budget.ledger == []
+    else:
+        assert np.all(np.isfinite(est.coef_)) and np.all(np.isfinite(est.intercept_))
+        assert len(budget.ledger) == 1
+
+
 def test_the_round_limit_can_be_raised_by_the_environment(monkeypatch):
     # The refusal says how to raise it; the variable is read at plan time.
     from skdp.utils._feasibility import check_rounds, max_rounds
