@@ -140,6 +140,9 @@ def main(argv=None):
         n_models=1, row_norm=1.0, batch_size=256, epochs=10,
         learning_rate=None, max_grad_norm=None,
     )  # fmt: skip
+    mwem_common = dict(
+        dense=False, max_model_size=10**6, n_queries=0, round_iter=30, final_iter=100
+    )
     sums = plan_laplace(2.0 * 512, 0.5, 10 * 64, magnitude=1e5)
     rows += [
         (
@@ -161,11 +164,7 @@ def main(argv=None):
                 initial=sdc_initial,
                 n_rounds=wide,
                 candidates=sdc_initial,
-                dense=False,
-                max_model_size=10**6,
-                n_queries=0,
-                round_iter=30,
-                final_iter=100,
+                **mwem_common,
             ),
         ),  # fmt: skip
         (
@@ -175,11 +174,7 @@ def main(argv=None):
                 initial=[(a,) for a in range(300)],
                 n_rounds=4800,
                 candidates=pmw_candidates,
-                dense=False,
-                max_model_size=10**6,
-                n_queries=0,
-                round_iter=30,
-                final_iter=100,
+                **mwem_common,
             ),
         ),  # fmt: skip
         (
