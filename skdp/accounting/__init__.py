@@ -54,10 +54,8 @@ from ._filters import (
     PlannedEvent,
     RenyiFilter,
 )
-from ._ledger import LedgerEntry, LedgerStore, MemoryLedger
 from ._pld import PrivacyLossDistribution
 from ._pld_accountant import PLDAccountant
-from ._postgres_ledger import PostgreSQLLedger
 from ._rdp import (
     DEFAULT_ORDERS,
     rdp_exponential_mechanism,
@@ -76,7 +74,13 @@ from ._repetition import (
     truncated_negative_binomial_mean,
     truncated_negative_binomial_stopping_probability,
 )
-from ._sqlite_ledger import SQLiteLedger
+from .ledgers import (
+    LedgerEntry,
+    LedgerStore,
+    MemoryLedger,
+    PostgreSQLLedger,
+    SQLiteLedger,
+)
 
 __all__ = [
     "RenyiFilter",

@@ -24,9 +24,9 @@ from ._filters import (
     PlannedEvent,
     mechanism_events,
 )
-from ._ledger import LedgerEntry, LedgerStore, MemoryLedger, backup_entries
-from ._postgres_ledger import PostgreSQLLedger, is_postgres_url
-from ._sqlite_ledger import SQLiteLedger
+from .ledgers import LedgerEntry, LedgerStore, MemoryLedger
+from .ledgers._postgres import PostgreSQLLedger, is_postgres_url
+from .ledgers._sqlite import SQLiteLedger, backup_entries
 
 __all__ = ["PrivacyBudget"]
 

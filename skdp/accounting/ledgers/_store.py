@@ -4,7 +4,7 @@ A ledger store keeps the ordered list of :class:`LedgerEntry` records and
 offers one atomic operation, ``append_if``: read the current entries, let the
 caller check that one more event still fits, and append it, all while holding
 the store's write lock. :class:`LedgerStore` spells out that interface;
-:class:`MemoryLedger` serves one process and
+:class:`~skdp.accounting.MemoryLedger` serves one process and
 :class:`~skdp.accounting.SQLiteLedger` serves every process that can open
 the same file. A server-backed store (PostgreSQL, ...) implements the same
 four members; see ``doc/ledger.rst``.
@@ -13,17 +13,14 @@ four members; see ``doc/ledger.rst``.
 from __future__ import annotations
 
 import json
-import os
-import threading
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from ..exceptions import LedgerError
-from ._events import ComposedEvent, PrivacyEvent, event_from_dict
+from ...exceptions import LedgerError
+from .._events import ComposedEvent, PrivacyEvent, event_from_dict
 
-__all__ = ["LedgerEntry", "LedgerStore", "MemoryLedger"]
+__all__ = ["LedgerEntry", "LedgerStore", "decode_entry"]
 
 
 @dataclass(frozen=True)
@@ -110,8 +107,9 @@ class LedgerStore(Protocol):
         Dask worker) writes to the same ledger as the original. Such a store
         must pickle as a *handle* (where the ledger is and which ledger it
         is), never as a copy of its entries. A pickled copy of a budget whose
-        store says ``False`` refuses to spend (:class:`MemoryLedger` instead
-        moves itself to a shared file first).
+        store says ``False`` refuses to spend
+        (:class:`~skdp.accounting.MemoryLedger` instead moves itself to a
+        shared file first).
 
     Notes
     -----
@@ -145,132 +143,3 @@ class LedgerStore(Protocol):
         propagates. Otherwise the new entry is stored durably and returned.
         """
         ...
-
-
-class _ImportingStore(LedgerStore, Protocol):
-    """A store that can take over another ledger's entries (``move_to``)."""
-
-    def import_entries(self, entries: Iterable[LedgerEntry]) -> None: ...
-
-
-class MemoryLedger:
-    """A ledger kept in this process's memory (the default).
-
-    Thread-safe. It cannot be shared with other processes by itself: when a
-    :class:`~skdp.PrivacyBudget` backed by it is first pickled, the budget
-    moves the entries to a temporary :class:`~skdp.accounting.SQLiteLedger`
-    (:meth:`move_to`) and this store forwards every later call there. A
-    process forked before that move (which inherits the memory instead of
-    receiving a pickled copy) cannot report its spends back, so
-    ``append_if`` raises :class:`~skdp.exceptions.LedgerError` there.
-
-    Parameters
-    ----------
-    epsilon, delta : float
-        The limits of the budget it serves.
-    """
-
-    shared_across_processes = False
-
-    def __init__(self, epsilon: float, delta: float) -> None:
-        self.limits = (float(epsilon), float(delta))
-        self._entries: list[LedgerEntry] = []
-        self._lock = threading.RLock()
-        self._moved_to: LedgerStore | None = None
-        self._pid = os.getpid()
-
-    def __getstate__(self):
-        return {"limits": self.limits, "_entries": list(self.entries())}
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self._lock = threading.RLock()
-        self._moved_to = None
-        self._pid = os.getpid()
-
-    def _forked(self) -> bool:
-        # In a forked child the lock may have been held by a thread that does
-        # not exist there, so it is never taken.
-        return os.getpid() != self._pid
-
-    def entries(self) -> list[LedgerEntry]:
-        if self._forked():
-            moved = self._moved_to
-            return moved.entries() if moved is not None else list(self._entries)
-        with self._lock:
-            if self._moved_to is not None:
-                return self._moved_to.entries()
-            return list(self._entries)
-
-    def append_if(
-        self,
-        event: PrivacyEvent,
-        label: str,
-        check: Callable[[Sequence[PrivacyEvent]], object],
-    ) -> LedgerEntry:
-        if self._forked():
-            if self._moved_to is not None:
-                return self._moved_to.append_if(event, label, check)
-            raise LedgerError(
-                f"This privacy budget's ledger is in the memory of process "
-                f"{self._pid}; this process ({os.getpid()}) was forked from it "
-                "and a spend here would never reach it, so it is refused. Pass "
-                "the budget (or the estimator holding it) to the worker as an "
-                "argument, which shares it through a file, or create it with "
-                "PrivacyBudget(epsilon, delta, ledger='path/to/ledger.db')."
-            )
-        with self._lock:
-            if self._moved_to is not None:
-                return self._moved_to.append_if(event, label, check)
-            check([e.record for e in self._entries] + [event])
-            entry = LedgerEntry(len(self._entries), label, event, time.time())
-            self._entries.append(entry)
-            return entry
-
-    def backup(self, path: str | os.PathLike[str]) -> None:
-        """Write the entries to a new :class:`~skdp.accounting.SQLiteLedger`.
-
-        The file at ``path`` (which must not exist) gets this ledger's limits
-        and entries (with their timestamps) under a new identifier. Also used
-        by :meth:`PrivacyBudget.backup <skdp.PrivacyBudget.backup>` for any
-        store without a ``backup`` method of its own.
-        """
-        backup_entries(self, path)
-
-    def move_to(self, store: _ImportingStore) -> LedgerStore:
-        """Copy every entry into the empty ``store`` and forward to it from now on.
-
-        ``store`` must offer ``import_entries(entries)`` (as
-        :class:`~skdp.accounting.SQLiteLedger` does). Spends racing with the
-        move (from other threads) wait for it and then go to ``store``, so
-        none is lost.
-        """
-        with self._lock:
-            if self._moved_to is None:
-                store.import_entries(self._entries)
-                self._entries = []
-                self._moved_to = store
-            return self._moved_to
-
-
-def backup_entries(store: LedgerStore, path: str | os.PathLike[str]) -> None:
-    """Write ``store``'s limits and entries to a new SQLite ledger file.
-
-    The copy is written under a scratch name and linked to ``path`` only when
-    complete, so it never merges into (or replaces) a file that appears at
-    ``path`` meanwhile: :class:`FileExistsError` then.
-    """
-    from ._sqlite_ledger import SQLiteLedger, _expand, _refuse_existing, _write_new_file
-
-    target = _expand(path)
-    _refuse_existing(target)
-    entries = store.entries()  # one read: a consistent list
-
-    def write(scratch: str) -> None:
-        copy = SQLiteLedger(scratch, *store.limits)
-        try:
-            copy.import_entries(entries)
-        finally:
-            copy.close()
-
-    _write_new_file(target, write)
