@@ -44,7 +44,7 @@ SLOW_MODULES = {
     "test_release_contract.py",
     "test_hostile_inputs.py",
     "test_examples.py",
-    "test_command_line.py",
+    "cli/test_command_line.py",
     "audit/test_audit_estimators.py",
     "audit/test_audit_mechanisms.py",
     "parallel/test_concurrent_spend.py",

@@ -1,10 +1,12 @@
-"""Command line: ``python -m skdp demo`` and ``python -m skdp synthesize``."""
+"""The argument parser of ``python -m skdp`` and the dispatch to its commands."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import warnings
+
+from . import _options
 
 __all__ = ["build_parser", "main"]
 
@@ -26,7 +28,8 @@ def _demo(args, parser) -> int:
 
 
 def _synthesize(args, parser) -> int:
-    from ._synthesize_cli import CommandLineError, OutputError, synthesize_csv
+    from ._options import CommandLineError, OutputError
+    from ._synthesize import synthesize_csv
 
     try:
         synthesize_csv(
@@ -61,7 +64,7 @@ def _version_line() -> str:
     import scipy
     import sklearn
 
-    from . import __version__
+    from .. import __version__
 
     return (
         f"skdp {__version__} (Python {sys.version.split()[0]}, scikit-learn "
@@ -110,8 +113,6 @@ def _add_demo(sub) -> None:
 
 
 def _add_synthesize(sub) -> None:
-    from . import _synthesize_cli as cli
-
     synth = sub.add_parser(
         "synthesize",
         help="a differentially private synthetic copy of a CSV file",
@@ -144,26 +145,27 @@ def _add_synthesize(sub) -> None:
     synth.add_argument("input", help="the CSV file to synthesize (first row: names)")
     synth.add_argument(
         "--epsilon",
-        type=cli.number,
+        type=_options.number,
         required=True,
-        help=f"privacy budget, from {cli.MIN_EPSILON:g} to {cli.MAX_EPSILON:g}",
+        help=f"privacy budget, from {_options.MIN_EPSILON:g} to "
+        f"{_options.MAX_EPSILON:g}",
     )
     synth.add_argument(
         "--out", required=True, metavar="PATH", help="where to write the synthetic CSV"
     )
     synth.add_argument(
         "--delta",
-        type=cli.number,
+        type=_options.number,
         default=None,
         help="delta, in (0, 1) (default: the synthesizer's default)",
     )
     synth.add_argument(
         "--n-samples",
-        type=cli.whole_number,
+        type=_options.whole_number,
         default=None,
         metavar="N",
         help="number of synthetic rows, at most "
-        f"{cli.MAX_SAMPLES:,} (default: as many as the input)",
+        f"{_options.MAX_SAMPLES:,} (default: as many as the input)",
     )
     synth.add_argument(
         "--categorical",
@@ -175,7 +177,7 @@ def _add_synthesize(sub) -> None:
     synth.add_argument(
         "--categories",
         action="append",
-        type=cli.parse_categories,
+        type=_options.parse_categories,
         default=[],
         metavar="COLUMN=A,B,...",
         help="the public list of values of a categorical column (repeatable)",
@@ -183,7 +185,7 @@ def _add_synthesize(sub) -> None:
     synth.add_argument(
         "--bounds",
         action="append",
-        type=cli.parse_bounds,
+        type=_options.parse_bounds,
         default=[],
         metavar="COLUMN=LOW:HIGH",
         help="the public range of a numeric column (repeatable); values "
@@ -200,32 +202,34 @@ def _add_synthesize(sub) -> None:
     )
     synth.add_argument(
         "--max-categories",
-        type=cli.whole_number,
-        default=cli.DEFAULT_MAX_CATEGORIES,
+        type=_options.whole_number,
+        default=_options.DEFAULT_MAX_CATEGORIES,
         metavar="N",
         help="refuse to read the list of values of a categorical column from "
         "the data when it has more than N distinct values: the synthetic rows "
         "would copy them (default: %(default)s, at most "
-        f"{cli.MAX_CATEGORIES:,})",
+        f"{_options.MAX_CATEGORIES:,})",
     )
     synth.add_argument(
         "--n-bins",
-        type=cli.whole_number,
+        type=_options.whole_number,
         default=None,
         metavar="N",
-        help=f"bins per numeric column, at most {cli.MAX_BINS:,} (default: the "
+        help=f"bins per numeric column, at most {_options.MAX_BINS:,} (default: the "
         "synthesizer's default); the three largest columns' bins or values "
-        f"multiplied must stay within {cli.MAX_MARGINAL_CELLS:,}",
+        f"multiplied must stay within {_options.MAX_MARGINAL_CELLS:,}",
     )
     synth.add_argument(
         "--n-rounds",
-        type=cli.whole_number,
+        type=_options.whole_number,
         default=None,
         metavar="N",
-        help=f"MWEM rounds, at most {cli.MAX_ROUNDS:,} (default: the "
+        help=f"MWEM rounds, at most {_options.MAX_ROUNDS:,} (default: the "
         "synthesizer's default)",
     )
-    synth.add_argument("--seed", type=cli.whole_number, default=None, help=_SEED_HELP)
+    synth.add_argument(
+        "--seed", type=_options.whole_number, default=None, help=_SEED_HELP
+    )
     synth.add_argument(
         "--overwrite",
         action="store_true",
@@ -251,7 +255,3 @@ def main(argv=None) -> int:
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     """Warnings as one line each on stderr, without a source line."""
     print(f"{category.__name__}: {message}", file=sys.stderr if file is None else file)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
