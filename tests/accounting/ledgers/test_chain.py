@@ -2,7 +2,12 @@
 
 import pytest
 
-from skdp.accounting.ledgers._chain import check_head, entry_hash, genesis_hash, verify_rows
+from skdp.accounting.ledgers._chain import (
+    check_head,
+    entry_hash,
+    genesis_hash,
+    verify_rows,
+)
 from skdp.exceptions import LedgerError
 
 
