@@ -113,7 +113,7 @@ class RDPAccountant(Accountant):
       :class:`RepeatedRandomStoppingEvent` with a truncated negative binomial
       law (shape ``eta``) over pure events of total ``epsilon``, which is
       ``(2 + eta) epsilon``-DP (see
-      :func:`~skdp.accounting.epsilon_repeated_truncated_negative_binomial`);
+      ``epsilon_repeated_truncated_negative_binomial``);
     * exact Gaussian mechanisms (:class:`GaussianEvent`, and a
       :class:`PoissonSubsampledGaussianEvent` with ``sampling_rate=1``);
     * events only described by a Renyi-DP curve
@@ -151,8 +151,8 @@ class RDPAccountant(Accountant):
     neighbouring_relation : {"replace_one", "add_remove"}, default="replace_one"
         How a :class:`PoissonSubsampledGaussianEvent` (whose
         ``noise_multiplier`` is relative to the per-row bound) is analysed:
-        :func:`~skdp.accounting.rdp_poisson_subsampled_gaussian_replace_one`
-        or :func:`~skdp.accounting.rdp_poisson_subsampled_gaussian`.
+        ``rdp_poisson_subsampled_gaussian_replace_one``
+        or ``rdp_poisson_subsampled_gaussian``.
         Sensitivities in the other events are the callers', measured under
         this relation.
 

@@ -292,7 +292,7 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
     noise_multiplier, T)`` under *replace one row*: the add/remove curve
     of Mironov, Talwar & Zhang (2019) turned into a replace-one curve with
     Mironov's weak triangle inequality
-    (:func:`~skdp.accounting.rdp_poisson_subsampled_gaussian_replace_one`),
+    (``skdp.accounting._rdp.rdp_poisson_subsampled_gaussian_replace_one``),
     so DP-SGD composes in the budget under the same relation as the other
     methods. The noise is the discrete
     Gaussian drawn from the secure source. The Poisson subsample of each

@@ -34,12 +34,11 @@ class LedgerEntry:
     label : str
         What spent it.
     record : PrivacyEvent
-        What the ledger stores: a
-        :class:`~skdp.accounting.CertifiedEvent` (a release and the
+        What the ledger stores: a ``CertifiedEvent`` (a release and the
         ``(epsilon, delta)`` the budget charged for it), a
-        :class:`~skdp.accounting.DeclaredPlanEvent` or a
-        :class:`~skdp.accounting.PlannedEvent` (a ledger written by an
-        older skdp holds bare events).
+        ``DeclaredPlanEvent`` or a ``PlannedEvent`` (records of the budget's
+        filters, ``skdp.accounting._filters``; a ledger written by an older
+        skdp holds bare events). Read ``event`` and ``certificate`` instead.
     timestamp : float
         Seconds since the epoch when the spend was recorded.
     event : PrivacyEvent
