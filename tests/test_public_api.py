@@ -4,17 +4,25 @@
   :mod:`skdp.accounting` exports what a user needs (events, accountants,
   the budget, calibration, the ledger stores), not the curves and filters
   the accountants are built from.
+* ``delta=None`` is every estimator's default, resolved when the fit is
+  planned by the one rule of ``skdp/accounting/_delta.py``: 0 for a pure
+  mechanism, ``DEFAULT_DELTA`` for one that needs delta > 0.
 """
 
 import importlib
 import inspect
 import pkgutil
 import re
+import warnings
 from pathlib import Path
+
+import numpy as np
+import pytest
 
 import skdp
 import skdp.accounting
-from skdp.accounting import Accountant, LedgerStore, PrivacyEvent
+from skdp.accounting import DEFAULT_DELTA, Accountant, LedgerStore, PrivacyEvent
+from skdp.utils.discovery import all_estimators
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,6 +34,14 @@ def _public_modules():
         if not any(part.startswith("_") for part in module.name.split("."))
     ]
     return [importlib.import_module(name) for name in names]
+
+
+def _parameters(obj):
+    target = obj.__init__ if inspect.isclass(obj) else obj
+    try:
+        return inspect.signature(target).parameters
+    except (TypeError, ValueError):  # a builtin __init__
+        return {}
 
 
 def test_every_public_name_is_in_the_api_reference():
@@ -41,9 +57,9 @@ def test_every_public_name_is_in_the_api_reference():
 
 def test_accounting_exports_what_a_user_needs_and_no_helpers():
     # The anchor is dp_accounting's top level: events, accountants,
-    # calibration. Here also the budget and the ledger stores. The Renyi
-    # curves (rdp_*), the privacy loss distributions, the budget's filters
-    # and their records are private helpers.
+    # calibration. Here also the budget, its default delta and the ledger
+    # stores. The Renyi curves (rdp_*), the privacy loss distributions, the
+    # budget's filters and their records are private helpers.
     kinds = {}
     for name in skdp.accounting.__all__:
         obj = getattr(skdp.accounting, name)
@@ -69,9 +85,99 @@ def test_accounting_exports_what_a_user_needs_and_no_helpers():
     others = {name: kind for name, kind in kinds.items() if kind not in allowed}
     assert others == {
         "CompositionReport": "skdp.accounting._composition",
+        "DEFAULT_DELTA": "skdp.accounting._delta",
         "NeighbouringRelation": "skdp.accounting._composition",
         "PrivacyBudget": "skdp.accounting._budget",
         "event_from_dict": "skdp.accounting._events",
         "event_to_dict": "skdp.accounting._events",
     }
     assert not [name for name in skdp.accounting.__all__ if name.startswith("rdp_")]
+
+
+def _takes_delta():
+    return [cls for _, cls in all_estimators() if "delta" in _parameters(cls)]
+
+
+def test_delta_is_none_by_default_and_documented_by_reference():
+    classes = _takes_delta()
+    assert len(classes) == 11
+    for cls in classes:
+        assert _parameters(cls)["delta"].default is None, cls.__name__
+        # numpydoc: the entry runs to the next line that is not indented.
+        entry = re.search(r"^delta : (.*?)\n(?=\S)", inspect.getdoc(cls), re.M | re.S)
+        assert entry is not None, cls.__name__
+        assert "float or None, default=None" in entry.group(1), cls.__name__
+        assert ":ref:`default_delta`" in entry.group(1), cls.__name__
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(120, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    return X, y
+
+
+def _approximate_and_pure():
+    """Each estimator taking ``delta``, by the kind of its default mechanism."""
+    from skdp import (
+        DPPCA,
+        DPHistGradientBoostingClassifier,
+        DPHistGradientBoostingRegressor,
+        DPLinearRegression,
+        DPLinearSVC,
+        DPLogisticRegression,
+        DPRandomForestClassifier,
+        DPRandomForestRegressor,
+        PMWSynthesizer,
+        PrivateSearchCV,
+        SyntheticDataClassifier,
+    )
+
+    logistic = {"data_norm": 2.0, "classes": [0, 1]}
+    linear = {"data_norm": 2.0, "y_bounds": (0, 1)}
+    return [
+        (DPLogisticRegression(**logistic), DEFAULT_DELTA),
+        (DPLogisticRegression(method="objective", **logistic), 0.0),
+        (DPLogisticRegression(method="output", **logistic), 0.0),
+        (DPLinearSVC(**logistic), DEFAULT_DELTA),
+        (DPLinearSVC(method="objective", **logistic), 0.0),
+        (DPLinearRegression(**linear), DEFAULT_DELTA),
+        (
+            DPLinearRegression(method="adassp", data_norm=2.0, y_bounds=(0, 1)),
+            DEFAULT_DELTA,
+        ),
+        (DPLinearRegression(method="output", data_norm=2.0, y_bounds=(0, 1)), 0.0),
+        (DPPCA(data_norm=2.0), DEFAULT_DELTA),
+        (DPRandomForestClassifier(n_estimators=2), DEFAULT_DELTA),
+        (DPRandomForestRegressor(n_estimators=2), DEFAULT_DELTA),
+        (DPHistGradientBoostingClassifier(max_iter=1), DEFAULT_DELTA),
+        (DPHistGradientBoostingRegressor(max_iter=1), DEFAULT_DELTA),
+        (PMWSynthesizer(n_rounds=2), DEFAULT_DELTA),
+        (PMWSynthesizer(n_rounds=2, noise="laplace"), 0.0),
+        (SyntheticDataClassifier(n_rounds=2), DEFAULT_DELTA),
+        (SyntheticDataClassifier(n_rounds=2, noise="laplace"), 0.0),
+        (
+            PrivateSearchCV(
+                DPLogisticRegression(method="objective", **logistic),
+                {"C": [0.1, 1.0]},
+                mean_trials=2,
+            ),
+            DEFAULT_DELTA,
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    "estimator, expected",
+    _approximate_and_pure(),
+    ids=lambda p: type(p).__name__ if not isinstance(p, float) else str(p),
+)
+def test_delta_none_is_resolved_by_the_one_rule(estimator, expected):
+    X, y = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # bounds read from the data
+        assert estimator.privacy_plan(X, y).delta == expected
+        given = 0.0 if expected == 0.0 else 1e-8
+        estimator.set_params(delta=given)
+        assert estimator.privacy_plan(X, y).delta == given
+    assert DEFAULT_DELTA == 1e-6  # the value the user guide documents

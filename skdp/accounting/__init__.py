@@ -29,6 +29,7 @@ from ._calibration import (
     epsilon_poisson_subsampled_gaussian,
 )
 from ._composition import Accountant, CompositionReport, NeighbouringRelation
+from ._delta import DEFAULT_DELTA
 from ._events import (
     ApproxDPEvent,
     ComposedEvent,
@@ -83,7 +84,8 @@ __all__ = [
     "PLDAccountant",
     "PrivacyAccountant",
     "RDPAccountant",
-    # the budget
+    # the budget, and the delta a fit spends when its delta is None
+    "DEFAULT_DELTA",
     "PrivacyBudget",
     # calibration
     "calibrate_gaussian_noise_multiplier",

@@ -6,6 +6,7 @@ import argparse
 import sys
 import warnings
 
+from ..accounting._delta import DEFAULT_DELTA
 from . import _options
 
 __all__ = ["build_parser", "main"]
@@ -157,7 +158,8 @@ def _add_synthesize(sub) -> None:
         "--delta",
         type=_options.number,
         default=None,
-        help="delta, in (0, 1) (default: the synthesizer's default)",
+        help="delta, in (0, 1) (default: skdp's default delta, "
+        f"{DEFAULT_DELTA:g}; choose one well below 1 / the number of rows)",
     )
     synth.add_argument(
         "--n-samples",

@@ -27,6 +27,7 @@ import os
 from pathlib import Path
 
 from ..accounting import PrivacyBudget
+from ..accounting._delta import resolve_delta
 from ..exceptions import BudgetExceededError
 from ..synthesis import PMWSynthesizer
 from ..synthesis._schema import code_dtype
@@ -209,7 +210,7 @@ def synthesize_csv(
     for name, value in [("delta", delta), ("n_rounds", n_rounds)]:
         if value is not None:
             params[name] = value
-    delta = defaults["delta"] if delta is None else delta
+    delta = resolve_delta(delta, needs_delta=True)  # Gaussian measurements
     # A budget of exactly (epsilon, delta): the fit cannot spend more than
     # the command was given, whatever its plan (it is refused at the charge,
     # before any noise is drawn).
