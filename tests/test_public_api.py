@@ -7,6 +7,8 @@
 * ``delta=None`` is every estimator's default, resolved when the fit is
   planned by the one rule of ``skdp/accounting/_delta.py``: 0 for a pure
   mechanism, ``DEFAULT_DELTA`` for one that needs delta > 0.
+* ``random_state`` and ``budget`` come last, in that order (only
+  ``verbose`` after them), as keyword-only parameters.
 """
 
 import importlib
@@ -34,6 +36,17 @@ def _public_modules():
         if not any(part.startswith("_") for part in module.name.split("."))
     ]
     return [importlib.import_module(name) for name in names]
+
+
+def _public_callables():
+    """``(qualified name, callable)`` of every class and function exported."""
+    found = {}
+    for module in _public_modules():
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name)
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                found[f"{obj.__module__}.{obj.__qualname__}"] = obj
+    return sorted(found.items())
 
 
 def _parameters(obj):
@@ -92,6 +105,24 @@ def test_accounting_exports_what_a_user_needs_and_no_helpers():
         "event_to_dict": "skdp.accounting._events",
     }
     assert not [name for name in skdp.accounting.__all__ if name.startswith("rdp_")]
+
+
+def test_random_state_then_budget_come_last_and_keyword_only():
+    checked = []
+    for qualname, obj in _public_callables():
+        params = _parameters(obj)
+        if "budget" not in params:
+            continue
+        names = list(params)
+        assert "random_state" in params, qualname
+        position = names.index("budget")
+        assert names[position - 1] == "random_state", (qualname, names)
+        assert names[position + 1 :] in ([], ["verbose"]), (qualname, names)
+        for name in ("random_state", "budget"):
+            assert params[name].kind is inspect.Parameter.KEYWORD_ONLY, qualname
+            assert params[name].default is None, qualname
+        checked.append(qualname)
+    assert len(checked) >= 25  # every estimator, composite and tool
 
 
 def _takes_delta():
