@@ -224,9 +224,12 @@ class PMWSynthesizer(
         :class:`~skdp.synthesis.CoarseMarginal` with the tuple as ``clique``
         and the first code of each group as ``starts``) or query indices
         measured, in order.
-    privacy_plan_ : PrivacyPlan
-        Per-step budget: selection epsilon, noise multiplier or Laplace
-        epsilon (of the first round with ``schedule="adaptive"``).
+    mwem_plan_ : MWEMPlan
+        How the fit's budget is split over MWEM's steps: selection epsilon,
+        noise multiplier or Laplace epsilon (of the first round with
+        ``schedule="adaptive"``). Not to be confused with
+        :meth:`~skdp.base.PrivateEstimatorMixin.privacy_plan`, which returns
+        what a fit charges in all.
     privacy_event_ : ComposedEvent
         Everything the fit spent: every step (``schedule="fixed"``), or the
         one zCDP (pure-DP with Laplace noise) budget of the adaptive rounds.
@@ -867,7 +870,7 @@ class PMWSynthesizer(
         )
         self._pandas_input_ = prepared["pandas"]
         self.domains_ = prepared["domains"]
-        self.privacy_plan_ = mwem_plan
+        self.mwem_plan_ = mwem_plan
         self.model_ = model
         self.selected_ = selected
 
