@@ -198,11 +198,15 @@ def _approximate_and_pure():
     ]
 
 
-@pytest.mark.parametrize(
-    "estimator, expected",
-    _approximate_and_pure(),
-    ids=lambda p: type(p).__name__ if not isinstance(p, float) else str(p),
-)
+def _case_id(value):
+    if isinstance(value, float):
+        return "pure" if value == 0.0 else "approximate"
+    params = value.get_params(deep=False)
+    kind = {k: params[k] for k in ("method", "noise") if k in params}
+    return type(value).__name__ + "".join(f"-{v}" for v in kind.values())
+
+
+@pytest.mark.parametrize("estimator, expected", _approximate_and_pure(), ids=_case_id)
 def test_delta_none_is_resolved_by_the_one_rule(estimator, expected):
     X, y = _data()
     with warnings.catch_warnings():

@@ -161,6 +161,18 @@ class RDPAccountant(Accountant):
     Curves are cached per event (labels ignored), so composing a ledger that
     grows by one entry costs one new curve.
 
+    The curves are private helpers (``skdp.accounting._rdp`` and
+    ``skdp.accounting._repetition``), each with its proof in its docstring:
+    the Gaussian curve ([Mir17]_, Table II); the pure-DP curve, that of
+    randomised response ([KOV15]_, [BS16]_ Proposition 1.4); the
+    exponential mechanism's bounded-range curve ([DR19]_, [CR21]_); zCDP
+    ([BS16]_ Definition 1.1); the conversion to ``(epsilon, delta)``
+    ([CKS20]_ Proposition 12, also [ACGKN21]_ and [BBGHS20]_; [Mir17]_
+    Proposition 3); and random stopping ([PS22]_ Theorems 2 and 6, [LT19]_
+    for the geometric law, with the monotonicity of the Rényi divergence in
+    its order [vEH14]_ and the Bretagnolle-Huber bound on the total
+    variation [BH79]_).
+
     Examples
     --------
     >>> from skdp.accounting import GaussianEvent, LaplaceEvent, RDPAccountant
