@@ -31,7 +31,7 @@ from .linear_model import DPLinearRegression, DPLinearSVC, DPLogisticRegression
 from .model_selection import PrivateSearchCV
 from .naive_bayes import DPGaussianNB
 from .preprocessing import BoundedMinMaxScaler, DPKBinsDiscretizer, DPStandardScaler
-from .synthesis import PMWSynthesizer, SyntheticDataClassifier
+from .synthesis import OnlinePMW, PMWSynthesizer, SyntheticDataClassifier
 
 __version__ = "0.1.0.dev0"
 
@@ -52,6 +52,7 @@ __all__ = [
     "DPRandomForestRegressor",
     "DPStandardScaler",
     "LedgerError",
+    "OnlinePMW",
     "PMWSynthesizer",
     "PipelinePrivacyReport",
     "PrivacyBudget",

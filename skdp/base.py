@@ -18,27 +18,36 @@ A private fit has three phases, always in this order:
    their types and shapes) depends on the data only through the
    mechanism's noisy output.
 
-:class:`PrivateEstimatorMixin` implements the order once
-(``PrivateEstimatorMixin._fit_private``); an estimator supplies the
-three steps (``_prepare_fit``, ``_plan_fit``, ``_run_fit``).
+:class:`PrivateEstimatorMixin` implements the order once; an estimator
+supplies the three steps (``_prepare_fit``, ``_plan_fit``, ``_run_fit``).
 :meth:`PrivateEstimatorMixin.privacy_plan` returns the plan without charging
 anything: what a fit *would* spend. :meth:`PrivateEstimatorMixin.plan_fit`
 returns a :class:`PlannedFit`, the first phase done: its ``plan`` is what
 ``run`` will charge, and ``run`` does the other two phases. A composite
-(:class:`~skdp.model_selection.PrivateSearchCV`) plans its parts this way,
+(:class:`~skdp.model_selection.PrivateSearchCV`,
+:class:`~skdp.synthesis.SyntheticDataClassifier`) plans its parts this way,
 charges its own budget for the whole, and runs each part (whose ``budget``
-is ``None``): one charge path for every fit, no caller reaching into
-another estimator's private steps.
+is ``None``): no caller reaches into another estimator's private steps.
+
+**One charge path.** Two functions here are the only place skdp spends a
+budget and the only place it runs code after a spend: :func:`charge`
+records an event (or refuses it, recording nothing), and
+:func:`run_charged` runs what follows so that no exception or warning
+escapes (:class:`~skdp.exceptions.ChargedFitError`, with a fixed message).
+:meth:`PlannedFit.run` (every estimator's ``fit`` and every composite),
+:func:`charge_and_run` (a one-shot release such as the
+:mod:`skdp.tools` statistics) and :meth:`~skdp.synthesis.OnlinePMW.answer`
+(each answer of an interaction charged at ``fit``) all go through them.
 """
 
 from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -50,12 +59,146 @@ from .accounting._events import PrivacyEvent
 from .exceptions import ChargedFitError
 from .utils._random import RandomSource, check_random_source
 
-__all__ = ["FitPlan", "PlannedFit", "PrivateEstimatorMixin"]
+if TYPE_CHECKING:
+    from .accounting import LedgerEntry
+
+__all__ = [
+    "FitPlan",
+    "PlannedFit",
+    "PrivateEstimatorMixin",
+    "charge",
+    "charge_and_run",
+    "run_charged",
+]
 
 # Setting this environment variable re-raises the original exception of a
 # run that failed after the charge, for debugging skdp itself; the exception
 # may carry private values, so never set it where the output is released.
 _DEBUG_VARIABLE = "SKDP_UNSAFE_DEBUG"
+
+_T = TypeVar("_T")
+
+
+def charge(
+    budget: PrivacyBudget | None, event: PrivacyEvent, delta: float | None = 0.0
+) -> LedgerEntry | None:
+    """Record ``event`` in ``budget``: the one place skdp spends a budget.
+
+    Parameters
+    ----------
+    budget : PrivacyBudget or None
+        The budget to charge; ``None`` records nothing (the caller keeps
+        the record, as an estimator does in ``privacy_event_``).
+    event : PrivacyEvent
+        What is about to be released, labelled: the ledger entry takes
+        ``event.label``.
+    delta : float or None, default=0.0
+        The delta the spend is charged at (see
+        :meth:`~skdp.accounting.PrivacyBudget.spend`; ignored for pure
+        events).
+
+    Returns
+    -------
+    entry : LedgerEntry or None
+        The recorded spend, or ``None`` without a budget.
+
+    Raises
+    ------
+    BudgetExceededError, LedgerError
+        The spend is refused: nothing is recorded, and the caller must
+        release nothing.
+    """
+    if budget is None:
+        return None
+    return budget.spend(event, event.label, delta=delta)
+
+
+def run_charged(
+    run: Callable[[], _T],
+    what: str,
+    *,
+    on_failure: Callable[[], object] | None = None,
+    consequence: str = "",
+) -> _T:
+    """Return ``run()``, run after a charge: no exception or warning escapes.
+
+    The only place skdp runs code that follows a spend. Warnings raised by
+    ``run`` are discarded and floating-point errors ignored. Should ``run``
+    raise (a bug: runs are written not to, or a dask worker lost after the
+    charge), ``on_failure`` is called (to drop whatever the run left) and
+    :class:`~skdp.exceptions.ChargedFitError` is raised with a fixed
+    message, outside the handler, so that nothing of the original error,
+    which could carry private values, travels with it. Setting the
+    ``SKDP_UNSAFE_DEBUG`` environment variable re-raises the original error
+    instead, for debugging skdp itself.
+
+    Parameters
+    ----------
+    run : callable
+        What follows the charge; its result is returned.
+    what : str
+        What ran, for the message (``"DPPCA.fit"``, ``"skdp.tools.mean"``).
+    on_failure : callable, default=None
+        Called, without arguments, before the error is raised.
+    consequence : str, default=""
+        A clause appended to the message's first sentence: what the failure
+        left behind.
+
+    Returns
+    -------
+    result
+        What ``run`` returned.
+    """
+    failed = False
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            result = run()
+    except Exception:
+        if os.environ.get(_DEBUG_VARIABLE):
+            raise
+        failed = True
+    if failed:
+        if on_failure is not None:
+            on_failure()
+        raise ChargedFitError(
+            f"{what} failed after charging its budget; the spend stands and "
+            f"nothing was released{consequence}. Either a dask worker failed or "
+            "was lost while the run read dask collections, or this is a bug in "
+            "skdp: please report it (the original error is withheld because it "
+            "could reveal private data)."
+        )
+    return result
+
+
+def charge_and_run(
+    budget: PrivacyBudget | None,
+    event: PrivacyEvent,
+    run: Callable[[], _T],
+    what: str,
+    delta: float | None = 0.0,
+) -> _T:
+    """Charge ``event`` to ``budget``, then return ``run()``: a one-shot release.
+
+    :func:`charge` then :func:`run_charged`: a refused spend raises before
+    ``run`` is called, and nothing escapes the run but its result. The
+    path of the :mod:`skdp.tools` statistics; an estimator's fit takes it
+    through :meth:`PlannedFit.run`.
+
+    Examples
+    --------
+    >>> from skdp import PrivacyBudget
+    >>> from skdp.accounting import LaplaceEvent
+    >>> from skdp.base import charge_and_run
+    >>> budget = PrivacyBudget(1.0)
+    >>> event = LaplaceEvent(0.5, label="a count")
+    >>> charge_and_run(budget, event, lambda: 41, "a count")
+    41
+    >>> [entry.label for entry in budget.ledger]
+    ['a count']
+    """
+    charge(budget, event, delta)
+    return run_charged(run, what)
 
 
 @dataclass(frozen=True)
@@ -152,12 +295,30 @@ class PlannedFit:
         if self._ran:
             raise RuntimeError("this PlannedFit already ran; plan the fit again.")
         self._ran = True
-        estimator = self.estimator
+        estimator, plan = self.estimator, self.plan
         if random_state is None:
             random_state = getattr(estimator, "random_state", None)
         source = check_random_source(random_state)
-        estimator._charge(self.plan)
-        estimator._run_charged(self._prepared, self.plan, source)
+        for name in estimator._privacy_attributes:
+            estimator.__dict__.pop(name, None)
+        label = plan.event.label or estimator._privacy_label()
+        event = plan.event.with_label(label)
+        budget: PrivacyBudget | None = getattr(estimator, "budget", None)
+        epsilon, delta = estimator._accountant().epsilon_delta([event], plan.delta)
+        try:
+            entry = charge(budget, event, plan.delta)
+        except Exception:
+            estimator._forget_fit()
+            raise
+        estimator.privacy_event_ = event
+        estimator.epsilon_ = epsilon
+        estimator.delta_ = delta
+        estimator.budget_entry_ = entry
+        run_charged(
+            lambda: estimator._run_fit(self._prepared, plan, source),
+            f"{type(estimator).__name__}.fit",
+            on_failure=estimator._forget_fit,
+        )
         return estimator
 
 
@@ -171,7 +332,9 @@ class PrivateEstimatorMixin:
         Validate the input and parameters; return the data in the form the
         run needs together with the public facts the plan reads. Bounds or
         labels that are not given may be read from the data here, with a
-        :class:`~skdp.exceptions.PrivacyLeakWarning`. May raise.
+        :class:`~skdp.exceptions.PrivacyLeakWarning`. May raise. A subclass
+        whose ``plan_fit`` takes public keyword options (``PMWSynthesizer``'s
+        ``initial_marginals``) receives them here as keywords.
     ``_plan_fit(prepared)``
         Return the :class:`FitPlan`, using only public quantities of
         ``prepared``. May raise (infeasible parameters).
@@ -242,8 +405,8 @@ class PrivateEstimatorMixin:
             if name.endswith("_") and not name.startswith("__"):
                 delattr(self, name)
 
-    def _plan_with_input(self, X, y=None):
-        prepared = self._prepare_fit(X, y)
+    def _plan_with_input(self, X, y=None, **options):
+        prepared = self._prepare_fit(X, y, **options)
         plan = self._plan_fit(prepared)
         if not isinstance(plan, FitPlan):
             raise TypeError(
@@ -273,28 +436,6 @@ class PrivateEstimatorMixin:
         """
         return self.plan_fit(X, y).plan
 
-    def _charge(self, plan: FitPlan) -> None:
-        """Charge ``plan.event`` to ``budget`` and record it on the estimator."""
-        for name in self._privacy_attributes:
-            self.__dict__.pop(name, None)
-        label = plan.event.label or self._privacy_label()
-        event = plan.event.with_label(label)
-        budget: PrivacyBudget | None = getattr(self, "budget", None)
-        epsilon_spent, delta_spent = self._accountant().epsilon_delta(
-            [event], plan.delta
-        )
-        try:
-            entry = None
-            if budget is not None:
-                entry = budget.spend(event, label, delta=plan.delta)
-        except Exception:
-            self._forget_fit()
-            raise
-        self.privacy_event_ = event
-        self.epsilon_ = epsilon_spent
-        self.delta_ = delta_spent
-        self.budget_entry_ = entry
-
     def plan_fit(self, X: ArrayLike, y: ArrayLike | None = None) -> PlannedFit:
         """Validate and plan a fit on ``(X, y)``; charge nothing yet.
 
@@ -319,26 +460,3 @@ class PrivateEstimatorMixin:
     def _fit_private(self, X, y=None):
         """Plan, charge, run; the one order every private fit follows."""
         return self.plan_fit(X, y).run()
-
-    def _run_charged(self, prepared, plan: FitPlan, source: RandomSource) -> None:
-        """Run after the charge: no exception and no warning escapes."""
-        failed = False
-        try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                self._run_fit(prepared, plan, source)
-        except Exception:
-            if os.environ.get(_DEBUG_VARIABLE):
-                raise
-            failed = True
-        if failed:
-            # Raised outside the handler so that no private detail of the
-            # original exception travels with it (no __context__).
-            self._forget_fit()
-            raise ChargedFitError(
-                f"{type(self).__name__}.fit failed after charging its budget; "
-                "the spend stands and nothing was released. Either a dask "
-                "worker failed or was lost during a fit on dask collections, or "
-                "this is a bug in skdp: please report it (the original error is "
-                "withheld because it could reveal private data)."
-            )

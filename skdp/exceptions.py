@@ -45,12 +45,14 @@ class LedgerError(RuntimeError):
 
 
 class ChargedFitError(RuntimeError):
-    """A fit failed after charging its budget.
+    """A fit or a release failed after charging its budget.
 
-    Private fits find every input and parameter problem before they charge
-    the budget, so in one process this is a bug in skdp. A fit on dask
-    collections can also meet it when a worker fails or is lost after the
-    charge. Either way the spend stands
+    Releases are the :mod:`skdp.tools` statistics and ``OnlinePMW``'s
+    answers; every one runs after its charge through
+    :func:`skdp.base.run_charged`. Private fits find every input and
+    parameter problem before they charge the budget, so in one process this
+    is a bug in skdp. A fit on dask collections can also meet it when a
+    worker fails or is lost after the charge. Either way the spend stands
     (the ledger is never rolled back), the estimator holds no model, and the
     message is fixed: the original error is withheld because it could
     reveal private values.

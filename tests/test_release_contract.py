@@ -44,7 +44,7 @@ from skdp.preprocessing import (
     DPKBinsDiscretizer,
     DPStandardScaler,
 )
-from skdp.synthesis import SyntheticDataClassifier
+from skdp.synthesis import OnlinePMW, SyntheticDataClassifier
 from skdp.utils.discovery import all_estimators
 
 # -- side channels ------------------------------------------------------------
@@ -108,6 +108,8 @@ CASES = {
         PMWSynthesizer(categories=[[0, 1, 2]] * 3, n_rounds=3),
         _table_pair,
     ),
+    # The fit's release (its answers are calibrated in synthesis/test_online).
+    "online pmw": (OnlinePMW(domain=[[0, 1, 2]] * 3), _table_pair),
     "synthetic classifier": (
         SyntheticDataClassifier(
             bounds=(-1, 1), classes=[0, 1], n_rounds=2, n_samples=500

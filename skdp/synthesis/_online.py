@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
-import inspect
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from ..accounting._budget import PrivacyBudget
 from ..accounting._events import ComposedEvent, PureDPEvent, SelfComposedEvent
-from ..base import FitPlan, PrivateEstimatorMixin
+from ..base import FitPlan, PrivateEstimatorMixin, run_charged
 from ..mechanisms import add_noise, plan_laplace
-from ..utils._constraints import MAX_EPSILON
+from ..utils._constraints import EPSILON_CONSTRAINT, PositiveReal
+from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._privacy import warn_data_derived
 from ..utils._row_source import row_source
+from ..utils._sklearn_compat import HasMethods, Interval, fit_context
 from ._counting import DataMarginals
 from ._schema import (
     ColumnDomain,
@@ -28,6 +29,7 @@ from ._schema import (
     SchemaError,
     check_categories,
     inspect_rows,
+    is_dataframe,
     resolve_domains,
 )
 
@@ -54,11 +56,10 @@ _PROJECTION_TOLERANCE = 1e-12
 #: (the measured queries are kept: 8 bytes an entry).
 _REPLAY_MAX_ENTRIES = 2**25
 
-_CLOSED_MESSAGE = (
-    "OnlinePMW.answer failed after the budget was charged; the mechanism no "
-    "longer reads the data and answers from its synthetic distribution only. "
-    "This is a bug in skdp: please report it (the original error is withheld "
-    "because it could reveal private data)."
+#: What a failed answer leaves (the message's first sentence ends with it).
+_CLOSED = (
+    "; OnlinePMW no longer reads the data and answers from its synthetic "
+    "distribution only"
 )
 
 
@@ -91,7 +92,7 @@ def _projection_step(p: np.ndarray, q: np.ndarray, target: float) -> float:
     return eta
 
 
-class OnlinePMW(PrivateEstimatorMixin):
+class OnlinePMW(PrivateEstimatorMixin, BaseEstimator):
     """Answer linear queries one at a time with online private multiplicative weights.
 
     An interactive mechanism over a declared finite domain (Hardt &
@@ -107,11 +108,13 @@ class OnlinePMW(PrivateEstimatorMixin):
     further query from the synthetic distribution (post-processing, no
     privacy cost).
 
-    This is an interactive mechanism, not a scikit-learn estimator (it has
-    no ``predict`` or ``transform``, and its state holds the private
-    histogram until it is exhausted); it keeps scikit-learn's conventions
-    for parameters (``get_params`` / ``set_params``, ``clone`` shares the
-    ``budget``) and fitted attributes (trailing underscore).
+    An interactive mechanism that is a scikit-learn estimator: parameters
+    are validated by ``fit`` (``get_params`` / ``set_params``; ``clone``
+    shares the ``budget``), fitted attributes end in an underscore, and
+    ``fit(X)`` then :meth:`answer` is the whole interface (there is no
+    ``predict`` or ``transform``; its state holds the private histogram until
+    it is exhausted). Each answer that reads the data runs after the charge
+    of :meth:`fit`, on skdp's one charge path (:func:`skdp.base.run_charged`).
 
     Parameters
     ----------
@@ -318,16 +321,16 @@ class OnlinePMW(PrivateEstimatorMixin):
     """
 
     _data_bound_params = ("domain",)
-    _parameter_names = (
-        "domain",
-        "epsilon",
-        "max_updates",
-        "threshold",
-        "learning_rate",
-        "svt_fraction",
-        "random_state",
-        "budget",
-    )
+    _parameter_constraints: dict = {
+        "domain": [list, tuple, np.ndarray, None],
+        "epsilon": [EPSILON_CONSTRAINT],
+        "max_updates": [Interval(Integral, 1, None, closed="left")],
+        "threshold": [PositiveReal(1.0), None],
+        "learning_rate": [PositiveReal(), None],
+        "svt_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state"],
+        "budget": [HasMethods(["spend"]), None],
+    }
 
     def __init__(
         self,
@@ -350,40 +353,6 @@ class OnlinePMW(PrivateEstimatorMixin):
         self.random_state = random_state
         self.budget = budget
 
-    # -- scikit-learn style parameters --------------------------------------
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor's parameters (``deep`` is accepted and ignored)."""
-        return {name: getattr(self, name) for name in self._parameter_names}
-
-    def set_params(self, **params) -> Self:
-        """Set constructor parameters; returns ``self``."""
-        for name, value in params.items():
-            if name not in self._parameter_names:
-                raise ValueError(
-                    f"Invalid parameter {name!r} for OnlinePMW; valid parameters "
-                    f"are {list(self._parameter_names)}."
-                )
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self) -> str:
-        defaults = {
-            name: p.default
-            for name, p in inspect.signature(type(self).__init__).parameters.items()
-            if name in self._parameter_names
-        }
-        shown = []
-        for name in self._parameter_names:
-            value = getattr(self, name)
-            default = defaults[name]
-            if value is default or (
-                isinstance(value, int | float | str) and value == default
-            ):
-                continue
-            shown.append(f"{name}={value!r}")
-        return f"OnlinePMW({', '.join(shown)})"
-
     def _forget_fit(self) -> None:
         super()._forget_fit()
         for name in ("_histogram", "_noisy_threshold", "_source", "_plans"):
@@ -396,45 +365,9 @@ class OnlinePMW(PrivateEstimatorMixin):
     def _privacy_label(self) -> str:
         return f"OnlinePMW(epsilon={self.epsilon!r}, max_updates={self.max_updates!r})"
 
-    def _validate_params(self) -> None:
-        def real(name, low, high, *, closed_high=False, allow_none=False):
-            value = getattr(self, name)
-            if value is None and allow_none:
-                return
-            if isinstance(value, bool) or not isinstance(value, Real):
-                raise TypeError(f"{name} must be a real number, got {value!r}.")
-            value = float(value)
-            inside = low < value and (value <= high if closed_high else value < high)
-            if not (inside and math.isfinite(value)):
-                bracket = "]" if closed_high else ")"
-                raise ValueError(
-                    f"{name} must be in ({low:g}, {high:g}{bracket}, got {value!r}."
-                )
-
-        real("epsilon", 0.0, MAX_EPSILON, closed_high=True)
-        real("threshold", 0.0, 1.0, closed_high=True, allow_none=True)
-        real("learning_rate", 0.0, math.inf, allow_none=True)
-        real("svt_fraction", 0.0, 1.0)
-        c = self.max_updates
-        if isinstance(c, bool) or not isinstance(c, Integral) or c < 1:
-            raise ValueError(f"max_updates must be an integer >= 1, got {c!r}.")
-        budget = self.budget
-        if budget is not None and not callable(getattr(budget, "spend", None)):
-            raise TypeError(
-                f"budget must be a PrivacyBudget (with a spend method) or None, "
-                f"got {budget!r}."
-            )
-        if self.domain is not None and (
-            isinstance(self.domain, str | bytes | dict)
-            or not isinstance(self.domain, Sequence | np.ndarray)
-        ):
-            raise TypeError(
-                "domain must be a list with one sequence of values per column, "
-                f"or None; got {type(self.domain).__name__}."
-            )
-
     # -- fit: validate, plan, charge, run ----------------------------------
 
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: None = None) -> Self:
         """Bind the mechanism to ``X`` and charge the budget once.
 
@@ -442,7 +375,9 @@ class OnlinePMW(PrivateEstimatorMixin):
         ----------
         X : array-like of shape (n_samples, n_columns)
             The private rows; every value must be in its column's ``domain``
-            (checked before anything is charged).
+            (checked before anything is charged). A dask array or DataFrame
+            is checked and counted on the workers by row blocks (the
+            histogram is the in-memory one); no row reaches the client.
         y : None
             Ignored.
 
@@ -450,23 +385,33 @@ class OnlinePMW(PrivateEstimatorMixin):
         -------
         self : OnlinePMW
         """
-        self._validate_params()
         return self._fit_private(X, y)
 
     def _rows(self, X):
-        """The rows of ``X`` (an array or a DataFrame), shape checked."""
-        if not (hasattr(X, "columns") and hasattr(X, "iloc")):  # not a DataFrame
+        """The rows of ``X`` (an array or a DataFrame, in memory or on dask),
+        shape checked from metadata: a dask collection's rows stay on the
+        workers."""
+        if not is_dataframe(X):
             if hasattr(X, "toarray") or hasattr(X, "tocsr"):
                 raise TypeError("OnlinePMW needs dense rows, not a sparse matrix.")
-            X = np.asarray(X)
+            if not is_dask_collection(X):
+                X = np.asarray(X)
             if X.ndim != 2:
                 raise ValueError(
                     f"X must be 2-D (n_samples, n_columns), got shape {X.shape}; "
                     "reshape a single column with X.reshape(-1, 1)."
                 )
-        if X.shape[0] < 1 or X.shape[1] < 1:
-            raise ValueError(f"X needs at least one row and one column, got {X.shape}.")
-        return row_source(X)
+        if getattr(X, "dtype", None) is not None and X.dtype.kind == "c":
+            raise ValueError("Complex data not supported.")
+        rows = row_source(X)
+        shape = (rows.n_samples, rows.n_features)
+        for axis, what in ((0, "sample"), (1, "feature")):
+            if shape[axis] < 1:
+                raise ValueError(
+                    f"Found array with 0 {what}(s) (shape={shape}) while "
+                    "a minimum of 1 is required by OnlinePMW."
+                )
+        return rows
 
     def _specs(self, n_columns):
         """Each column's spec: declared values (refusing any other), or read."""
@@ -754,20 +699,17 @@ class OnlinePMW(PrivateEstimatorMixin):
         return answers
 
     def _answer_with_data(self, q: np.ndarray) -> float:
-        """One step of the sparse vector test; nothing escapes but the answer."""
-        failed = False
-        try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                result = self._test_and_update(q)
-        except Exception:
-            failed = True
-        if failed:
-            # Raised outside the handler so that nothing of the original
-            # error travels with it.
-            self.close()
-            raise RuntimeError(_CLOSED_MESSAGE)
-        return result
+        """One step of the sparse vector test; nothing escapes but the answer.
+
+        It runs after the charge of :meth:`fit`: a failure closes the
+        mechanism and raises :class:`~skdp.exceptions.ChargedFitError`.
+        """
+        return run_charged(
+            lambda: self._test_and_update(q),
+            "OnlinePMW.answer",
+            on_failure=self.close,
+            consequence=_CLOSED,
+        )
 
     def _test_and_update(self, q: np.ndarray) -> float:
         plan_test, plan_measure = self._plans
@@ -844,6 +786,13 @@ class OnlinePMW(PrivateEstimatorMixin):
             "epsilon": self.epsilon_,
             "threshold": self.threshold_,
         }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # A value is a category of its column's domain, whatever its type.
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        return tags
 
     def __getstate__(self) -> dict[str, Any]:
         # A copy never carries the private histogram or the noise state.

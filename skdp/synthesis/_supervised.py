@@ -17,6 +17,7 @@ from sklearn.utils import check_array, column_or_1d
 from ..accounting._budget import PrivacyBudget
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..utils._constraints import EPSILON_CONSTRAINT
+from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._labels import resolve_classes
 from ..utils._sklearn_compat import (
@@ -28,6 +29,7 @@ from ..utils._sklearn_compat import (
     fit_context,
     validate_data,
 )
+from ._joint import dask_joint_table, joint_table
 from ._pmw import _DEFAULT_WORKLOAD_CAP, PMWSynthesizer
 from ._schema import (
     MissingValues,
@@ -329,28 +331,6 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
     def _resolve_classes(self, y) -> np.ndarray:
         return resolve_classes(y, self.classes, type(self).__name__)
 
-    def _joint(self, X, codes):
-        """The table the synthesizer models: X's columns, then the label codes."""
-        if is_dataframe(X):
-            names = list(X.columns)
-            if all(isinstance(name, str) for name in names):
-                label = "label"
-                while label in names:
-                    label = "_" + label
-            else:
-                label = max((n for n in names if isinstance(n, Integral)), default=-1)
-                label = int(label) + 1
-            joint = X.copy()
-            joint[label] = codes
-            return joint, label
-        if X.dtype == object:
-            joint = np.empty((X.shape[0], X.shape[1] + 1), dtype=object)
-            joint[:, :-1] = X
-            joint[:, -1] = codes
-        else:
-            joint = np.column_stack([X.astype(float), codes.astype(float)])
-        return joint, X.shape[1]
-
     def _per_column(self, param, value, names, label, label_entry):
         """A per-column parameter of X extended to the joint table."""
         if value is None:
@@ -386,9 +366,13 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Training features.
+            Training features, or a dask array or DataFrame: the joint table
+            is then built block by block beside its rows and read by the
+            synthesizer on the workers (``classes`` and every column's
+            categories or bounds must be declared); the fit is the
+            in-memory fit.
         y : array-like of shape (n_samples,)
-            Labels.
+            Labels (a dask array or Series with dask ``X``).
 
         Returns
         -------
@@ -402,20 +386,24 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
                 f"{type(self).__name__} requires y to be passed, but the target "
                 "y is None."
             )
-        X = self._validate_X(X, reset=True)
-        y = check_array(
-            y, ensure_2d=False, dtype=None, input_name="y", ensure_all_finite=True
-        )
-        y = column_or_1d(y, warn=True)
-        if len(y) != X.shape[0]:
-            raise ValueError(
-                f"X and y have inconsistent numbers of samples: {X.shape[0]} and "
-                f"{len(y)}."
+        if is_dask_collection(X) or is_dask_collection(y):
+            # Built lazily beside X's row blocks: no row reaches the client.
+            joint, label, names, classes, n_rows = dask_joint_table(self, X, y)
+        else:
+            X = self._validate_X(X, reset=True)
+            y = check_array(
+                y, ensure_2d=False, dtype=None, input_name="y", ensure_all_finite=True
             )
-        classes = self._resolve_classes(y)
-        codes = np.searchsorted(classes, y)
-        joint, label = self._joint(X, codes)
-        names = list(X.columns) if is_dataframe(X) else list(range(X.shape[1]))
+            y = column_or_1d(y, warn=True)
+            if len(y) != X.shape[0]:
+                raise ValueError(
+                    f"X and y have inconsistent numbers of samples: {X.shape[0]} "
+                    f"and {len(y)}."
+                )
+            classes = self._resolve_classes(y)
+            joint, label = joint_table(X, np.searchsorted(classes, y))
+            names = list(X.columns) if is_dataframe(X) else list(range(X.shape[1]))
+            n_rows = X.shape[0]
         label_categories = list(range(len(classes)))
         categories = self._per_column(
             "categories", self.categories, names, label, label_categories
@@ -428,12 +416,21 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
             missing = self._per_column(
                 "missing_values", self.missing_values, names, label, "error"
             )
+        d = len(names)
+        n_rounds = self.n_rounds
+        initial = None
+        if self.workload == "label":
+            # Start from each feature's relation to the label (d measurements,
+            # as many as the one-way marginals they replace and imply), then d
+            # rounds unless told otherwise.
+            initial = [(name, label) for name in names]
+            n_rounds = d if n_rounds is None else n_rounds
         synthesizer = PMWSynthesizer(
             epsilon=self.epsilon,
             delta=self.delta,
             noise=self.noise,
             workload=self._workload(names, label),
-            n_rounds=self.n_rounds,
+            n_rounds=n_rounds,
             bounds=bounds,
             categories=categories,
             n_bins=self.n_bins,
@@ -441,28 +438,24 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
             max_model_size=self.max_model_size,
             random_state=self.random_state,
         )
-        prepared = synthesizer._prepare_fit(joint)
-        d = len(names)
-        if self.workload == "label":
-            # Start from each feature's relation to the label (d measurements,
-            # as many as the one-way marginals they replace and imply).
-            prepared["initial"] = [(a, d) for a in range(d)]
-            prepared["n_init"] = d
-            if self.n_rounds is None:
-                prepared["n_rounds"] = d
+        # The synthesizer's public plan-charge-run path: planned here, run
+        # (its budget None: this fit charges for it) after this fit's charge.
+        planned = synthesizer.plan_fit(joint, initial_marginals=initial)
         n_samples = (
-            max(X.shape[0], 10_000) if self.n_samples is None else int(self.n_samples)
+            max(n_rows, 10_000) if self.n_samples is None else int(self.n_samples)
         )
         check_memory(
-            8.0 * 4 * n_samples * (len(names) + 1),
-            f"{n_samples} synthetic rows of {len(names) + 1} columns",
+            8.0 * 4 * n_samples * (d + 1),
+            f"{n_samples} synthetic rows of {d + 1} columns",
             "lower n_samples",
         )
         estimator = LogisticRegression() if self.estimator is None else self.estimator
-        self._probe(estimator, prepared["domains"], prepared["pandas"], len(classes))
+        pandas = is_dataframe(joint)
+        domains = planned.plan.settings["domains"]
+        self._probe(estimator, domains, pandas, len(classes))
         return {
-            "synthesizer": synthesizer,
-            "synthesis": prepared,
+            "synthesizer": planned,
+            "pandas": pandas,
             "classes": classes,
             "estimator": estimator,
             "n_samples": n_samples,
@@ -504,21 +497,18 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         return X, y
 
     def _plan_fit(self, prepared) -> FitPlan:
-        plan = prepared["synthesizer"]._plan_fit(prepared["synthesis"])
+        plan = prepared["synthesizer"].plan
         return FitPlan(plan.event, plan.delta, {"synthesizer": plan})
 
     def _run_fit(self, prepared, plan, source) -> None:
-        synthesizer = prepared["synthesizer"]
-        synthesizer._run_fit(
-            prepared["synthesis"], plan.settings["synthesizer"], source
-        )
+        synthesizer = prepared["synthesizer"].run(source)
         for name in self._privacy_attributes:
             setattr(synthesizer, name, getattr(self, name))
         # Post-processing from here on: the rows, the estimator, the fallback.
         rng = source.numpy_generator()
         codes = synthesizer.model_.sample(prepared["n_samples"], rng)
         domains = synthesizer.domains_
-        pandas = prepared["synthesis"]["pandas"]
+        pandas = prepared["pandas"]
         table = decode_rows(codes, domains, pandas, rng)
         X_synthetic, y_synthetic = self._split(table, domains[-1].name, pandas)
         try:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..base import charge_and_run
 from ..mechanisms._additive import add_noise, plan_laplace
 from ..utils._bounds import refuse_undeclared
 from ..utils._constraints import EPSILON_CONSTRAINT
@@ -20,7 +21,7 @@ from ..utils._sklearn_compat import (
     Interval,
     validate_params,
 )
-from ._validation import charge_and_run, tool_rows
+from ._validation import tool_rows
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -174,7 +175,7 @@ def _release(rows, edges, epsilon, density, budget, random_state, name):
             hist = hist / n / widths
         return hist
 
-    hist = charge_and_run(plan.event, budget, run, f"skdp.tools.{name}")
+    hist = charge_and_run(budget, plan.event, run, f"skdp.tools.{name}")
     return hist
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..accounting._events import ComposedEvent
+from ..base import charge_and_run
 from ..mechanisms._quantile import (
     plan_quantiles,
     refuse_dask_quantiles,
@@ -23,7 +24,7 @@ from ..utils._sklearn_compat import (
     Real,
     validate_params,
 )
-from ._validation import charge_and_run, tool_rows
+from ._validation import tool_rows
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -107,7 +108,7 @@ def _quantile(name, a, q, axis, epsilon, bounds, budget, random_state):
             return float(out) if np.ndim(out) == 0 else out
         return out
 
-    return charge_and_run(event, budget, run, f"skdp.tools.{name}")
+    return charge_and_run(budget, event, run, f"skdp.tools.{name}")
 
 
 @validate_params(_PARAMS, prefer_skip_nested_validation=True)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..base import charge_and_run
 from ..mechanisms._additive import add_noise, plan_laplace
 from ..utils._bounds import (
     bounds_from_extremes,
@@ -29,7 +30,7 @@ from ..utils._sklearn_compat import (
     validate_params,
 )
 from ._moments import noisy_moments, plan_moments
-from ._validation import charge_and_run, tool_rows
+from ._validation import tool_rows
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -87,7 +88,7 @@ def _moment(name, a, axis, epsilon, bounds, budget, random_state, *, var, finish
         value = finish(var_ if var else mean_, (rows.n_samples, rows.n_features))
         return float(value[0]) if (pooled or not shape) else value.reshape(shape)
 
-    return charge_and_run(plan.event, budget, run, what)
+    return charge_and_run(budget, plan.event, run, what)
 
 
 @validate_params(_BOUNDED, prefer_skip_nested_validation=True)
@@ -371,4 +372,4 @@ def count(
         clipped = np.clip(noisy, 0, top).astype(np.int64)
         return int(clipped) if (pooled or not shape) else clipped.reshape(shape)
 
-    return charge_and_run(plan.event, budget, run, "skdp.tools.count")
+    return charge_and_run(budget, plan.event, run, "skdp.tools.count")

@@ -1,22 +1,21 @@
-"""Checks shared by the private statistics, and their one charge path.
+"""Checks shared by the private statistics, before their charge.
 
-Everything here but :func:`charge_and_run`'s run runs before a charge and
-may raise; nothing here adds noise.
+Everything here runs before the charge and may raise; nothing here adds
+noise. The statistics charge and run through :func:`skdp.base.charge_and_run`,
+the charge path every private fit and release takes.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
-from ..exceptions import ChargedFitError
 from ..utils._dask import as_row_blocks, is_dask_collection
 from ..utils._row_checks import FactsRequest, RowFacts, read_facts
 from ..utils._row_source import RowSource, row_source
 
-__all__ = ["charge_and_run", "tool_rows"]
+__all__ = ["tool_rows"]
 
 
 def _dask_matrix(a):
@@ -85,29 +84,3 @@ def tool_rows(
         if finite and (facts.x_nan or facts.x_inf):
             raise ValueError(f"{what} needs finite input (no NaN or infinity).")
     return rows, shape, facts
-
-
-def charge_and_run(event, budget, run, what: str):
-    """Charge ``event`` to ``budget`` (if any), then return ``run()``.
-
-    A refused spend raises :class:`~skdp.exceptions.BudgetExceededError`
-    before ``run`` is called. After the charge nothing escapes: warnings
-    are discarded and an exception (a bug: runs are written not to raise)
-    becomes a :class:`~skdp.exceptions.ChargedFitError` with a fixed
-    message, because the original could reveal private values.
-    """
-    if budget is not None:
-        budget.spend(event, event.label)
-    failed = False
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            result = run()
-    except Exception:
-        failed = True
-    if failed:
-        raise ChargedFitError(
-            f"{what} failed after charging its budget; the spend stands and "
-            "nothing was released. This is a bug in skdp: please report it."
-        )
-    return result

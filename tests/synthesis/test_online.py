@@ -6,12 +6,12 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
 
 from skdp.accounting import PrivacyBudget
 from skdp.datasets import make_lecture_example
-from skdp.exceptions import BudgetExceededError, PrivacyLeakWarning
+from skdp.exceptions import BudgetExceededError, ChargedFitError, PrivacyLeakWarning
 from skdp.mechanisms import add_noise
 from skdp.synthesis import OnlinePMW
 from skdp.synthesis._online import _projection_step
@@ -271,8 +271,11 @@ def test_a_failure_after_the_charge_releases_nothing(monkeypatch):
         raise ValueError("a private value: 0.4711")
 
     monkeypatch.setattr(pmw, "_test_and_update", broken)
-    with pytest.raises(RuntimeError, match="withheld") as info:
+    # The answer runs on the one charge path (after fit's charge): its guard.
+    with pytest.raises(ChargedFitError, match="withheld") as info:
         pmw.answer(np.ones(8))
+    assert str(info.value).startswith("OnlinePMW.answer failed after charging")
+    assert "no longer reads the data" in str(info.value)
     assert "0.4711" not in str(info.value) and info.value.__context__ is None
     assert pmw.report()["reads_data"] is False
 
@@ -362,6 +365,53 @@ def test_repr_and_params():
         pmw.set_params(alpha=1)
 
 
+def test_a_scikit_learn_estimator():
+    # It was a class of its own with hand-written get_params / set_params
+    # (issue 27); now scikit-learn's machinery serves it, as every estimator.
+    budget = PrivacyBudget(5.0)
+    pmw = OnlinePMW(BITS, epsilon=0.5, max_updates=3, budget=budget, random_state=1)
+    assert isinstance(pmw, BaseEstimator)
+    assert set(pmw.get_params()) == set(OnlinePMW._parameter_constraints)
+    copy = clone(pmw)
+    assert copy.get_params() == pmw.get_params() and copy.budget is budget
+    assert "OnlinePMW" in pmw._repr_html_()  # scikit-learn's display
+    rows = _lecture_rows(500)
+    q = np.linspace(0, 1, 8)
+    assert copy.fit(rows).answer(q) == pmw.fit(rows).answer(q)  # same seed
+    assert len(budget.ledger) == 2
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"domain": {0: [0, 1]}},
+        {"domain": "01"},
+        {"epsilon": True},
+        {"max_updates": 2.5},
+        {"learning_rate": math.inf},
+        {"svt_fraction": 0.0},
+        {"budget": "all of it"},
+        {"random_state": "seed"},
+    ],
+)
+def test_parameters_are_validated_by_their_constraints(params):
+    budget = PrivacyBudget(10.0)
+    pmw = OnlinePMW(BITS, budget=budget, random_state=0).set_params(**params)
+    name = next(iter(params))
+    with pytest.raises(ValueError, match=f"The '{name}' parameter of OnlinePMW"):
+        pmw.fit(_lecture_rows(50))
+    assert budget.ledger == []
+
+
+def test_empty_and_complex_input_is_refused_with_scikit_learns_messages():
+    with pytest.raises(ValueError, match=r"0 sample\(s\) \(shape=\(0, 3\)\)"):
+        OnlinePMW(BITS).fit(np.empty((0, 3)))
+    with pytest.raises(ValueError, match=r"0 feature\(s\) \(shape=\(4, 0\)\)"):
+        OnlinePMW().fit(np.empty((4, 0)))
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        OnlinePMW().fit(np.ones((4, 2), dtype=complex))
+
+
 def test_missing_values_are_refused_even_in_a_domain_read_from_the_data():
     # The one schema: a missing value is never a value of its own unless
     # declared (OnlinePMW declares none), whether the domain is given or read.
@@ -379,3 +429,35 @@ def test_a_domain_read_from_the_data_is_in_natural_order():
     with pytest.warns(PrivacyLeakWarning, match="domain"):
         pmw = OnlinePMW(random_state=0).fit(X)
     assert pmw.domain_ == ((9, 10, 100),)
+
+
+def test_dask_rows_stay_on_the_workers_and_are_refused_alike(
+    dask_sync, largest_task_rows, assert_same_refusal
+):
+    # A dask array used to be gathered into the client (np.asarray) and a
+    # dask DataFrame failed on its lazy shape.
+    da = pytest.importorskip("dask.array")
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    rows = _lecture_rows(3000)
+    for on_dask in (
+        da.from_array(rows, chunks=(700, 3)),
+        dd.from_pandas(pd.DataFrame(rows, columns=list("abc")), npartitions=3),
+    ):
+        memory = OnlinePMW(BITS, epsilon=2.0, random_state=1).fit(rows)
+        with largest_task_rows() as seen:
+            dasked = OnlinePMW(BITS, epsilon=2.0, random_state=1).fit(on_dask)
+        assert 0 < seen.rows <= 1024
+        assert dasked.answer([1, 0, 1, 0, 1, 0, 1, 0]) == memory.answer(
+            [1, 0, 1, 0, 1, 0, 1, 0]
+        )
+    outside = rows.copy()
+    outside[2500, 1] = 2
+
+    def fit(data, budget):
+        OnlinePMW(BITS, budget=budget).fit(data)
+
+    kind, message = assert_same_refusal(
+        fit, outside, da.from_array(outside, chunks=(700, 3))
+    )
+    assert kind is ValueError and "outside its declared domain" in message

@@ -135,6 +135,69 @@ def test_the_plan_is_mwem_with_d_initial_measurements_and_d_rounds():
     assert plan.settings["synthesizer"].settings["mwem"] == reference
 
 
+def test_the_synthesizer_is_planned_through_its_public_plan_fit():
+    # It drove its synthesizer's private _prepare_fit / _plan_fit / _run_fit
+    # and edited the prepared initial measurements (issue 27); now
+    # plan_fit(initial_marginals=...) says the same thing in public.
+    X, y = _data()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    plan = _classifier().privacy_plan(frame, y)
+    joint = frame.assign(label=y)
+    synthesizer = PMWSynthesizer(
+        workload=[(c, "label") for c in "abc"]
+        + [("a", "b", "label"), ("a", "c", "label"), ("b", "c", "label")],
+        n_rounds=3,
+        categories={**dict.fromkeys("abc", [0, 1, 2]), "label": [0, 1]},
+        random_state=0,
+    )
+    planned = synthesizer.plan_fit(
+        joint, initial_marginals=[(c, "label") for c in "abc"]
+    )
+    assert plan.event == planned.plan.event.with_label(plan.event.label)
+    assert plan.settings["synthesizer"] == planned.plan
+    reference = _classifier().fit(frame, y)
+    model = planned.run().model_
+    np.testing.assert_array_equal(
+        reference.synthesizer_.model_.sample(50, np.random.default_rng(1)),
+        model.sample(50, np.random.default_rng(1)),
+    )
+
+
+def test_initial_marginals_are_measured_first_and_set_the_split():
+    X, _ = _data()
+    synthesizer = PMWSynthesizer(categories=CATEGORIES, n_rounds=2, random_state=0)
+    plain = synthesizer.privacy_plan(X)
+    paired = synthesizer.plan_fit(X, initial_marginals=[(0, 1), (2, 1)]).plan
+    # Two initial measurements instead of three one-way ones: another split.
+    mwem = paired.settings["mwem"]
+    assert (mwem.n_init, plain.settings["mwem"].n_init) == (2, 3)
+    assert paired.event != plain.event
+    # ... and the public default is the one-way marginals.
+    one_way = synthesizer.plan_fit(X, initial_marginals=[(0,), (1,), (2,)]).plan
+    assert one_way.event == plain.event
+
+
+@pytest.mark.parametrize(
+    "initial, match",
+    [
+        ([], "at least one marginal"),
+        ([(0, 0)], "distinct columns"),
+        ([(0, 7)], "Unknown column 7"),
+        ([()], "distinct columns"),
+    ],
+)
+def test_bad_initial_marginals_are_refused_before_the_charge(initial, match):
+    X, _ = _data(100)
+    budget = PrivacyBudget(10.0, 1e-6)
+    synthesizer = PMWSynthesizer(categories=CATEGORIES, budget=budget)
+    with pytest.raises(ValueError, match=match):
+        synthesizer.plan_fit(X, initial_marginals=initial)
+    queries = np.ones((2, 27)) / 2
+    with pytest.raises(ValueError, match="marginal workload"):
+        synthesizer.set_params(workload=queries).plan_fit(X, initial_marginals=[(0,)])
+    assert budget.ledger == []
+
+
 def test_refusal_leaves_nothing():
     X, y = _data()
     budget = PrivacyBudget(0.5, 1e-6)
@@ -325,3 +388,50 @@ def test_marginal_errors():
     assert errors == {("x", "c"): 1.0}
     with pytest.raises(ValueError, match="different columns"):
         marginal_errors(frame, frame[["c", "x"]])
+
+
+def test_dask_input_is_the_in_memory_fit_and_stays_on_the_workers(
+    dask_sync, largest_task_rows, assert_same_fit
+):
+    # A dask array was gathered into the client (validate_data, check_array)
+    # and a dask DataFrame failed on its lazy shape. The joint table is now
+    # built beside X's row blocks and read by the synthesizer's row source.
+    da = pytest.importorskip("dask.array")
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = _data(n=3000)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    for memory_input, dask_input in [
+        ((X, y), (da.from_array(X, chunks=(700, 2)), da.from_array(y, chunks=900))),
+        (
+            (frame, pd.Series(y)),
+            (
+                dd.from_pandas(frame, npartitions=3),
+                dd.from_pandas(pd.Series(y), npartitions=2),
+            ),
+        ),
+    ]:
+        memory = _classifier(random_state=3).fit(*memory_input)
+        with largest_task_rows() as seen:
+            on_dask = _classifier(random_state=3).fit(*dask_input)
+        assert 0 < seen.rows < 3000  # input chunks or canonical blocks
+        assert_same_fit(memory, on_dask)
+        rows = memory_input[0]
+        np.testing.assert_array_equal(on_dask.predict(rows), memory.predict(rows))
+
+
+@pytest.mark.parametrize("bad", ["outside", "nan"])
+def test_dask_labels_are_refused_as_in_memory(bad, dask_sync, assert_same_refusal):
+    da = pytest.importorskip("dask.array")
+    X, y = _data(n=3000)
+    y = y.astype(float)
+    y[2500] = 7 if bad == "outside" else np.nan
+
+    def fit(data, budget):
+        _classifier(budget=budget).fit(*data)
+
+    kind, message = assert_same_refusal(
+        fit, (X, y), (da.from_array(X, chunks=1000), da.from_array(y, chunks=1000))
+    )
+    assert kind is ValueError and ("not in classes" in message or "NaN" in message)
+    with pytest.raises(ValueError, match="classes must be declared for dask"):
+        _classifier(classes=None).fit(da.from_array(X), da.from_array(y))
