@@ -274,9 +274,8 @@ def _identical(a, b) -> bool:
                 {k: v for k, v in vars(b).items() if k not in BOOKKEEPING},
             )
         getstate = getattr(type(a), "__getstate__", None)
-        if getstate is not None and getstate is not getattr(
-            object, "__getstate__", None
-        ):
+        default = getattr(object, "__getstate__", None)
+        if getstate is not None and getstate is not default:
             # A compiled object that pickles its state (scikit-learn's Tree);
             # Python 3.10's object has no __getstate__ (None has none either).
             return _identical(a.__getstate__(), b.__getstate__())
