@@ -51,8 +51,8 @@ FAULT_TESTS = [
     "tests/parallel/test_full_disk.py",
     "tests/parallel/test_crash_durability.py",
     "tests/parallel/test_random_kills.py",
-    "tests/accounting/test_sqlite_ledger_existing_files.py",
-    "tests/accounting/test_postgres_ledger.py",
+    "tests/accounting/ledgers/test_sqlite_ledger_existing_files.py",
+    "tests/accounting/ledgers/test_postgres_ledger.py",
 ]
 
 
