@@ -273,8 +273,11 @@ def _identical(a, b) -> bool:
                 {k: v for k, v in vars(a).items() if k not in BOOKKEEPING},
                 {k: v for k, v in vars(b).items() if k not in BOOKKEEPING},
             )
-        if type(a).__getstate__ is not object.__getstate__:
-            # A compiled object that pickles its state (scikit-learn's Tree).
+        getstate = getattr(type(a), "__getstate__", None)
+        default = getattr(object, "__getstate__", None)
+        if getstate is not None and getstate is not default:
+            # A compiled object that pickles its state (scikit-learn's Tree);
+            # Python 3.10's object has no __getstate__ (None has none either).
             return _identical(a.__getstate__(), b.__getstate__())
     return bool(a == b)
 

@@ -7,6 +7,7 @@ per-view computation, and the charged event must not move.
 """
 
 import itertools
+import re
 from collections import Counter
 
 import numpy as np
@@ -234,7 +235,9 @@ def _wide(n=3000, seed=0):
 
 CATEGORIES = [list(range(60)), [0, 1], [0, 1, 2]]
 # Recorded from main at c165e6d, before the estimation changed (the events
-# come from the public parameters only, so they must not move).
+# come from the public parameters only, so they must not move beyond the
+# calibration's tolerance: the noise is solved to 1e-6 relative, and the
+# calibration's search changed since, see tests/accounting).
 ADAPTIVE = (
     "ComposedEvent(label='PMWSynthesizer(delta=1e-09, epsilon=1.0).fit', "
     "events=(ZCDPEvent(label='MWEM adaptive rounds (zCDP filter)', "
@@ -270,6 +273,31 @@ def test_the_charged_event_is_the_one_charged_before_the_change(
         categories=CATEGORIES, coarsen=coarsen, random_state=0, **params
     ).fit(_wide())
     if isinstance(expected, dict):
-        assert Counter(repr(e) for e in fit.privacy_event_.events) == expected
+        got = Counter(repr(e) for e in fit.privacy_event_.events)
+        assert sorted(map(_skeleton, got.items())) == sorted(
+            map(_skeleton, expected.items())
+        )
+        for text, count in got.items():
+            (twin,) = [e for e in expected if _skeleton((e, 0)) == _skeleton((text, 0))]
+            assert expected[twin] == count
+            _assert_same_numbers(text, twin)
     else:
-        assert repr(fit.privacy_event_) == expected
+        got = repr(fit.privacy_event_)
+        assert _skeleton((got, 0)) == _skeleton((expected, 0))
+        _assert_same_numbers(got, expected)
+
+
+_NUMBER = re.compile(r"\d+\.\d+(?:e[-+]?\d+)?")
+
+
+def _skeleton(item):
+    """An event's repr with its decimal numbers blanked, and its count."""
+    text, count = item
+    return _NUMBER.sub("#", text), count
+
+
+def _assert_same_numbers(got, expected, rel=1e-5):
+    # Ten times the calibration's relative tolerance on the noise.
+    pairs = list(zip(_NUMBER.findall(got), _NUMBER.findall(expected), strict=True))
+    for a, b in pairs:
+        assert float(a) == pytest.approx(float(b), rel=rel)
