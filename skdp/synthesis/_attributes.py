@@ -71,11 +71,21 @@ class Attributes:
             sizes.append(len(starts))
             self.base[g], self.starts[g], self.group_of[a] = a, starts, g
         self.sizes = tuple(sizes)
-        self._axes, self._cells = {}, {}
+        self._axes, self._cells, self.tree_sizes = {}, {}, {}
+        self._columns = None
 
     @property
     def n_columns(self) -> int:
         return len(self.column_sizes)
+
+    @property
+    def columns(self) -> Attributes:
+        """The columns alone, without the groupings."""
+        if self._columns is None:
+            self._columns = (
+                self if not self.groupings else Attributes(self.column_sizes)
+            )
+        return self._columns
 
     def links(self) -> list:
         """The cliques ``(a, g)`` of the deterministic factors."""
@@ -151,6 +161,8 @@ class Attributes:
 
     def given(self, fixed) -> Attributes:
         """The attributes with the columns ``fixed`` (and their groups) of size 1."""
+        if not fixed:
+            return self
         out = Attributes.__new__(Attributes)
         out.__dict__.update(self.__dict__)
         sizes, out.starts = list(self.sizes), dict(self.starts)
@@ -159,7 +171,8 @@ class Attributes:
             if a in self.group_of:
                 sizes[self.group_of[a]] = 1
                 out.starts[self.group_of[a]] = (0,)
-        out.sizes, out._cells = tuple(sizes), {}
+        out.sizes, out._cells, out.tree_sizes = tuple(sizes), {}, {}
+        out._columns = None
         return out
 
     def condition(self, table, attrs, given) -> np.ndarray:

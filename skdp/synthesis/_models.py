@@ -103,7 +103,8 @@ def _maximal_cliques(cliques, attributes):
 
     Greedy min-weight: the vertex whose clique stores fewest cells is
     eliminated first. An elimination changes its neighbours' cliques only:
-    their weights are the ones recomputed.
+    their weights are the ones recomputed. A vertex's clique can only lie
+    inside the clique of a vertex eliminated before it that holds it.
     """
     adjacency = {v: set() for v in range(len(attributes.sizes))}
     for clique in list(cliques) + attributes.links():
@@ -111,11 +112,15 @@ def _maximal_cliques(cliques, attributes):
             adjacency[u].add(v)
             adjacency[v].add(u)
     weight = {u: (attributes.cells(adjacency[u] | {u}), u) for u in adjacency}
-    eliminated = []
+    eliminated, holding = [], {u: [] for u in adjacency}
     while weight:
         v = min(weight.values())[1]
         neighbours = adjacency[v]
-        eliminated.append(frozenset(neighbours | {v}))
+        clique = frozenset(neighbours | {v})
+        if not any(clique < other for other in holding[v]):
+            eliminated.append(clique)
+        for u in neighbours:
+            holding[u].append(clique)
         for a, b in itertools.combinations(neighbours, 2):
             adjacency[a].add(b)
             adjacency[b].add(a)
@@ -124,8 +129,31 @@ def _maximal_cliques(cliques, attributes):
         del adjacency[v], weight[v]
         for u in neighbours:
             weight[u] = (attributes.cells(adjacency[u] | {u}), u)
-    unique = list(dict.fromkeys(eliminated))
-    return [c for c in unique if not any(c < other for other in unique)]
+    return eliminated
+
+
+def _tree_nodes(cliques, attributes):
+    """The nodes of the tree over ``cliques``: the smaller of two triangulations.
+
+    With groupings, the tree of the groups (:func:`_maximal_cliques`) is
+    compared with the tree of the columns (every group replaced by its
+    column), each group then beside its column wherever the column is (a
+    group beside its column stores nothing, so that tree stores the cells
+    of the columns' tree): the model never stores more than a model of the
+    columns alone would.
+    """
+    nodes = _maximal_cliques(cliques, attributes)
+    if not attributes.groupings:
+        return nodes
+    columns = attributes.columns
+    on_columns = [tuple(attributes.base.get(x, x) for x in c) for c in cliques]
+    spread = [
+        frozenset(attributes.closure(tuple(node)))
+        for node in _maximal_cliques(on_columns, columns)
+    ]
+    if sum(map(attributes.cells, spread)) < sum(map(attributes.cells, nodes)):
+        return spread
+    return nodes
 
 
 def junction_tree(cliques, sizes):
@@ -138,8 +166,9 @@ def junction_tree(cliques, sizes):
     sizes : sequence of int or Attributes
         Domain size of every attribute (every attribute gets a node), or
         the :class:`~skdp.synthesis._attributes.Attributes` with groupings:
-        each group attribute and its column then share a node, and a
-        node's cost is the cells it stores.
+        each group attribute and its column then share a node, a node's
+        cost is the cells it stores, and the tree is never larger than the
+        tree of the columns alone (:func:`_tree_nodes`).
 
     Returns
     -------
@@ -151,7 +180,7 @@ def junction_tree(cliques, sizes):
     """
     attributes = Attributes.of(sizes)
     sizes = attributes.sizes
-    maximal = _maximal_cliques(cliques, attributes)
+    maximal = _tree_nodes(list(cliques), attributes)
     # Each node's attributes from the fewest values to the most: numpy adds
     # and sums over a table fastest when its last axis is long.
     nodes = [tuple(sorted(c, key=lambda a: (sizes[a], a))) for c in maximal]
@@ -180,9 +209,18 @@ def junction_tree(cliques, sizes):
 
 
 def junction_tree_size(cliques, sizes) -> int:
-    """Cells of the junction tree over ``cliques`` (see :func:`junction_tree`)."""
+    """Cells of the junction tree over ``cliques`` (see :func:`junction_tree`).
+
+    Remembered per set of cliques by an :class:`Attributes` ``sizes`` (the
+    tree does not depend on the cliques' order).
+    """
     attributes = Attributes.of(sizes)
-    return sum(attributes.cells(node) for node in _maximal_cliques(cliques, attributes))
+    key = frozenset(tuple(c) for c in cliques)
+    found = attributes.tree_sizes.get(key)
+    if found is None:
+        nodes = _tree_nodes(key, attributes)
+        found = attributes.tree_sizes[key] = sum(attributes.cells(n) for n in nodes)
+    return found
 
 
 # --- the models -----------------------------------------------------------------
