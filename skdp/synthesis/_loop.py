@@ -20,7 +20,6 @@ import math
 import numpy as np
 
 from ..mechanisms import add_noise, exponential_mechanism
-from ._attributes import Attributes
 from ._estimation import _Estimator
 from ._models import DenseModel, JunctionTreeModel, junction_tree, junction_tree_size
 from ._plan import _expected_abs_noise, plan_measurement
@@ -303,58 +302,39 @@ _KEPT_CELLS = 2**25
 class _SizeCap:
     """Whether measuring a candidate keeps the model within ``max_model_size``.
 
-    The tree the measured views and the candidate would make at full
-    resolution (every coarse view on its clique's every value, as if the
-    model had no group attributes) must stay within the cap: the candidates
-    offered are those a model of the columns alone would offer, so the group
+    Priced on the columns: the junction tree of the measured views' cliques
+    and the candidate's, at full resolution (a coarse view on its clique's
+    every value), must stay within the cap. The model's tree is never larger
+    (:func:`~skdp.synthesis._models.junction_tree`), and the candidates
+    offered are those a model of the columns alone would offer: the group
     attributes change what a step costs, not which marginals a fit measures.
-    The model's own junction tree with the candidate's model clique added
-    must stay within the cap too (the memory the fit planned for). Both are
-    sizes of junction trees over public cliques: the measured ones (outputs
-    of the mechanism) and the candidate. A clique a tree already holds adds
-    nothing.
+    Both cliques are public (outputs of the mechanism, and the candidate). A
+    clique the tree already holds adds nothing.
     """
 
     def __init__(self, estimator, max_model_size):
         model = estimator.model
-        self.model, self.cap = model, max_model_size
+        self.cap = max_model_size
         self.active = max_model_size is not None and isinstance(
             model, JunctionTreeModel
         )
         if not self.active:
             return
-        self.measured = list(estimator.potentials)
-        self.full = bool(model.attributes.groupings)
-        if self.full:
-            columns = Attributes(model.attributes.column_sizes)
-            self.columns = columns
-            self.full_measured = list(
-                dict.fromkeys(base_clique(v) for v in estimator.views)
-            )
-            nodes, _ = junction_tree(self.full_measured, columns)
-            self.full_nodes = [set(node) for node in nodes]
-            self.full_fits = {}
+        self.columns = model.attributes.columns
+        self.measured = list(dict.fromkeys(base_clique(v) for v in estimator.views))
+        nodes, _ = junction_tree(self.measured, self.columns)
+        self.nodes = [set(node) for node in nodes]
+        self.fits = {}
 
     def __call__(self, view) -> bool:
         if not self.active:
             return True
-        if self.full and not self._fits_full(base_clique(view)):
-            return False
-        model_clique = self.model.attributes.measured(view)[0]
-        if self.model.contains(model_clique):
-            return True
-        cliques = self.measured + [model_clique]
-        return junction_tree_size(cliques, self.model.attributes) <= self.cap
-
-    def _fits_full(self, clique) -> bool:
-        if clique not in self.full_fits:
-            self.full_fits[clique] = any(
-                set(clique) <= node for node in self.full_nodes
-            ) or (
-                junction_tree_size(self.full_measured + [clique], self.columns)
-                <= self.cap
+        clique = base_clique(view)
+        if clique not in self.fits:
+            self.fits[clique] = any(set(clique) <= node for node in self.nodes) or (
+                junction_tree_size(self.measured + [clique], self.columns) <= self.cap
             )
-        return self.full_fits[clique]
+        return self.fits[clique]
 
 
 def _select_marginal(

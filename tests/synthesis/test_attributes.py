@@ -231,10 +231,27 @@ def test_the_selection_offers_what_the_columns_model_offers(monkeypatch, cap):
     # Offered at full resolution: (1, 2) is always (already in the tree);
     # the coarse pair needs 300 + 25 cells, either triple 1500.
     expected = 1 if cap < 325 else 2 if cap < 1500 else 4
-    assert columns == [expected]
-    if cap == 1500:
-        # The groups' own tree must fit too: the plain triple beside the
-        # factor's node (age, group) is 1500 + 60 cells.
-        assert grouped == [3]
-    else:
-        assert grouped == columns
+    assert grouped == columns == [expected]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_tree_with_groups_is_never_larger_than_the_columns_tree(seed):
+    # Random cliques on columns and groups: the model's tree stores at most
+    # the cells of the tree of the same cliques on the columns (each group
+    # replaced by its column), and is a junction tree (running intersection).
+    rng = np.random.default_rng(seed)
+    sizes, groupings = (40, 30, 6, 5, 4, 50), {0: (0, 10, 20, 30), 5: (0, 25)}
+    attributes = Attributes(sizes, groupings)  # groups: 6 (of 0), 7 (of 5)
+    cliques = []
+    for _ in range(int(rng.integers(1, 7))):
+        clique = list(rng.choice(8, size=int(rng.integers(1, 4)), replace=False))
+        clique = [x for x in clique if attributes.base.get(x) not in clique]
+        cliques.append(tuple(int(x) for x in clique))
+    on_columns = [tuple(attributes.base.get(x, x) for x in c) for c in cliques]
+    tree = JunctionTreeModel(sizes, cliques, groupings)
+    assert tree.size <= JunctionTreeModel(sizes, on_columns).size
+    assert all(tree.contains(c) for c in cliques)
+    for attribute in range(8):
+        holding = {i for i, node in enumerate(tree.nodes) if attribute in node}
+        inside = [(i, j) for i, j in tree.edges if {i, j} <= holding]
+        assert len(inside) == len(holding) - 1  # a connected subtree
