@@ -16,6 +16,11 @@ then the view itself. The potentials live on the *covering* cliques only (a
 measured clique inside another keeps none of its own): the log-linear model
 only sees their sum, so this is the same model and the same steps, with
 fewer tables to add up.
+
+Privacy: nothing here touches the data. The estimation is post-processing
+of the noisy measurements, and the group attributes change only how the
+same model is stored and stepped (the tests check the steps against the
+dense model of the columns), so the guarantee is unchanged.
 """
 
 from __future__ import annotations

@@ -349,7 +349,14 @@ class PMWSynthesizer(
     selected and measured exactly as one, with its own (smaller) number of
     cells in the noise penalty; its measurement enters the estimation
     through :math:`R` (the model keeps every value: within a group, it
-    splits the mass as its other measurements say). A wide ordered column
+    splits the mass as its other measurements say). The model holds each
+    grouping as one more attribute, a function of its column, so a coarse
+    marginal is the model's marginal on that attribute and its table holds
+    the groups, not the column's values: the same model and the same
+    estimation steps in fewer cells. That is post-processing of the same
+    noisy measurements, and ``max_model_size`` is priced on the columns
+    alone as without it (the model is never larger), so the candidates
+    offered and the guarantee are unchanged. A wide ordered column
     (Adult's 85 ages) makes every marginal that holds it too noisy to
     measure at full resolution, while its structure is smooth. The default
     was chosen on validation workloads only
