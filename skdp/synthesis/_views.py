@@ -46,7 +46,7 @@ class CoarseMarginal(NamedTuple):
     and enters one (or stays in the same one): the coarse counts move by at
     most 2 in L1 and ``sqrt(2)`` in L2, the sensitivities of a plain
     marginal, and a coarse marginal is selected and measured with the same
-    calibration (``MARGINAL_L1``, ``MARGINAL_L2`` of :mod:`skdp.synthesis._plan`).
+    calibration (``MARGINAL_L1``, ``MARGINAL_L2`` of ``skdp.synthesis._plan``).
 
     Examples
     --------
