@@ -4,6 +4,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from _stat_checks import binomial_ok
 from scipy import stats
 
 from skdp.mechanisms import gaussian_mechanism, laplace_mechanism
@@ -82,11 +83,6 @@ class ScriptedSource(RandomSource):
         return np.concatenate([np.array(head, dtype=np.uint64), tail])
 
 
-def _binomial_ok(hits, n, p):
-    """``hits`` out of ``n`` within Z binomial standard errors of ``n p``."""
-    return abs(hits - n * p) <= Z * math.sqrt(n * p * (1 - p))
-
-
 def test_integers_below_is_uniform():
     source = check_random_source(10)
     n = 210_000
@@ -118,7 +114,7 @@ def test_integers_below_rejects_the_partial_block():
 def test_bits_are_fair():
     bits = check_random_source(11).bits(100_001)
     assert bits.shape == (100_001,) and bits.dtype == bool
-    assert _binomial_ok(bits.sum(), bits.size, 0.5)
+    assert binomial_ok(bits.sum(), bits.size, 0.5, Z)
     # The documented order: the lowest byte first, its top bit first.
     first = ScriptedSource([0x80 | (1 << 8)]).bits(16)
     assert first.tolist() == [True] + [False] * 14 + [True]
@@ -136,7 +132,7 @@ def test_geometric_has_the_exact_tail():
     k = geometric_exp_neg_one(n, check_random_source(12))
     # P(K >= j) = e**-j; per-point binomial standard errors.
     for j in range(13):
-        assert _binomial_ok((k >= j).sum(), n, math.exp(-j)), j
+        assert binomial_ok((k >= j).sum(), n, math.exp(-j), Z), j
 
 
 def test_geometric_resolves_ties_and_deep_tails_exactly():
@@ -185,7 +181,7 @@ def test_exponential_has_an_unbounded_tail():
     n = 400_000
     e = check_random_source(14).exponential(n)
     for x in (0.5, 1.0, 2.5, 5.0, 9.0):
-        assert _binomial_ok((e > x).sum(), n, math.exp(-x)), x
+        assert binomial_ok((e > x).sum(), n, math.exp(-x), Z), x
     assert stats.kstest(e[:50_000], "expon").pvalue > 1e-4
 
 
@@ -215,7 +211,7 @@ def test_bernoulli_exp_neg_probability(numerator, denominator):
     )
     p = math.exp(-numerator / denominator)
     assert draws.dtype == bool and draws.shape == (n,)
-    assert _binomial_ok(draws.sum(), n, p)
+    assert binomial_ok(draws.sum(), n, p, Z)
 
 
 def test_bernoulli_exp_neg_branch_structure():
@@ -257,7 +253,7 @@ def test_bernoulli_exp_neg_python_integers_agree_with_int64():
     for numerator, denominator in ((3, 10), (27, 10)):
         p = math.exp(-numerator / denominator)
         slow = bernoulli_exp_neg(numerator * big, [denominator * big] * n, source)
-        assert _binomial_ok(slow.sum(), n, p)
+        assert binomial_ok(slow.sum(), n, p, Z)
     mixed = bernoulli_exp_neg(
         np.array([3 * big, 3], dtype=object), np.array([10 * big, 10]), source
     )
@@ -276,7 +272,7 @@ def test_forced_python_path_agrees(monkeypatch):
     monkeypatch.setattr(_random, "_LIMIT", 8)
     n = 20_000
     draws = bernoulli_exp_neg(27, [10] * n, check_random_source(18))
-    assert _binomial_ok(draws.sum(), n, math.exp(-2.7))
+    assert binomial_ok(draws.sum(), n, math.exp(-2.7), Z)
 
 
 def test_sample_exp_weights_probabilities():
@@ -288,7 +284,7 @@ def test_sample_exp_weights_probabilities():
     p = weights / weights.sum()
     counts = np.bincount(draws, minlength=4)
     for i in range(4):
-        assert _binomial_ok(counts[i], n, p[i]), i
+        assert binomial_ok(counts[i], n, p[i], Z), i
     assert isinstance(sample_exp_weights([0, 1], 1, check_random_source(0)), int)
 
 
@@ -327,7 +323,7 @@ def test_gumbel_argmax_is_exact_softmax(logits, n):
     p = np.exp(np.array(logits) - max(logits))
     p /= p.sum()
     for i in range(len(logits)):
-        assert _binomial_ok(counts[i], n, p[i]) or p[i] == counts[i] == 0
+        assert binomial_ok(counts[i], n, p[i], Z) or p[i] == counts[i] == 0
     with pytest.raises(ValueError, match="NaN"):
         source.gumbel_argmax([0.0, np.nan])
 
