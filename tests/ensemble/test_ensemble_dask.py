@@ -28,10 +28,7 @@ N = 3000
 CATEGORIES = ["a", "b", "c"]
 
 
-@pytest.fixture(autouse=True)
-def _synchronous():
-    with dask.config.set(scheduler="synchronous"):
-        yield
+pytestmark = pytest.mark.usefixtures("dask_sync")
 
 
 def _numeric(seed=0):
