@@ -39,6 +39,8 @@ from skdp.mechanisms import (
 )
 from skdp.utils.discovery import all_estimators
 
+pytestmark = pytest.mark.slow  # every estimator against every hostile input
+
 NAN, INF = math.nan, math.inf
 
 # -- the budget -----------------------------------------------------------

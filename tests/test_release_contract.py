@@ -48,6 +48,8 @@ from skdp.preprocessing import (
 from skdp.synthesis import OnlinePMW, SyntheticDataClassifier
 from skdp.utils.discovery import all_estimators
 
+pytestmark = pytest.mark.slow  # many fits per estimator over noise seeds
+
 # -- side channels ------------------------------------------------------------
 
 
