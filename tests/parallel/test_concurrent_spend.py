@@ -8,6 +8,8 @@ import pytest
 from skdp import BudgetExceededError, PrivacyBudget
 from skdp.accounting import LaplaceEvent
 
+pytestmark = pytest.mark.slow  # processes racing on one ledger
+
 N_PROCESSES = 8
 ATTEMPTS = 10  # per process: 80 attempts of 0.05 against a budget of 2.0
 EPSILON = 0.05

@@ -23,9 +23,10 @@ import skdp
 from skdp import BudgetExceededError, PrivacyBudget
 from skdp.accounting import LaplaceEvent, SQLiteLedger
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(signal, "SIGKILL"), reason="needs POSIX signals"
-)
+pytestmark = [
+    pytest.mark.slow,  # processes killed and restarted
+    pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals"),
+]
 
 REPO = Path(skdp.__file__).resolve().parents[1]
 DEADLINE = 120  # seconds to wait for a child to get going (never asserted on)

@@ -23,7 +23,10 @@ from skdp.utils._sklearn_compat import validate_data
 # Expected, not shown: these tests check the accounting of grid searches over
 # estimators at their defaults, whose fits read data_norm and classes from
 # the data and say so (the leak warning itself is tested elsewhere).
-pytestmark = pytest.mark.filterwarnings("ignore::skdp.exceptions.PrivacyLeakWarning")
+pytestmark = [
+    pytest.mark.slow,  # grids in worker processes
+    pytest.mark.filterwarnings("ignore::skdp.exceptions.PrivacyLeakWarning"),
+]
 
 
 EPSILONS = [0.1, 0.2, 0.3]
