@@ -17,6 +17,8 @@ from _data import sphere_rows
 
 from skdp import DPLogisticRegression
 
+pytestmark = pytest.mark.slow  # dp_accounting's PLD over DP-SGD runs
+
 pytest.importorskip("dp_accounting")
 from dp_accounting_oracle import dpsgd_replace_one_epsilon  # noqa: E402
 
