@@ -50,6 +50,7 @@ def test_defaults_resolve_to_the_documented_rule(n, epsilon, n_classes):
     assert clf.epsilon_ == pytest.approx(epsilon, rel=1e-3) and clf.delta_ == 1e-5
 
 
+@pytest.mark.slow
 def test_noise_cap_binds_at_small_epsilon_only():
     rng = np.random.default_rng(1)
     X = sphere_rows(rng, 5000, 4)
@@ -72,6 +73,7 @@ def test_default_learning_rate_reads_no_data_values():
     assert fits[0].max_grad_norm_ == fits[1].max_grad_norm_
 
 
+@pytest.mark.slow
 def test_explicit_values_override_the_defaults():
     rng = np.random.default_rng(3)
     X = sphere_rows(rng, 2000, 3)

@@ -302,6 +302,7 @@ WORST_Y2[0] = -1.0
         ("gradient", {"epochs": 1}),
     ],
 )
+@pytest.mark.slow
 def test_audit_finds_no_violation(method, params):
     result = audit_estimator(
         DPLinearRegression(
@@ -322,6 +323,7 @@ def test_audit_finds_no_violation(method, params):
     assert not result.violation, str(result)
 
 
+@pytest.mark.slow
 def test_grid_search_over_epsilon_and_alpha_shares_the_budget():
     X, y = _data(n=600)
     budget = PrivacyBudget(100.0, 1e-3)

@@ -95,6 +95,7 @@ def test_solver_residual_is_in_the_sensitivity():
     assert plans[0].sensitivity == pytest.approx(0.06 + 2 * plans[0].solver.residual)
 
 
+@pytest.mark.slow
 def test_solver_residual_audit():
     """Finding 2 end to end: released coefficients on the pair, audited."""
     dataset, neighbour = _finding_2_pair()

@@ -270,6 +270,7 @@ def _softmax_rows(W, Z):
     "epsilon, C, row_norm, K",
     [(10.0, 0.1, 1.0, 3), (1.0, 1.0, 1.5, 4), (0.2, 5.0, 3.0, 3)],
 )
+@pytest.mark.slow
 def test_softmax_objective_privacy_loss_is_at_most_epsilon(epsilon, C, row_norm, K):
     """The density-ratio check above, for the multinomial loss on ``S``.
 

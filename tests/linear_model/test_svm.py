@@ -207,6 +207,7 @@ WORST_Y2[0] = 0
     "method, params",
     [("objective", {"C": 0.3}), ("output", {"C": 0.3}), ("gradient", {"epochs": 1})],
 )
+@pytest.mark.slow
 def test_audit_finds_no_violation(method, params):
     result = audit_estimator(
         DPLinearSVC(
