@@ -58,6 +58,7 @@ from .accounting._composition import Accountant
 from .accounting._events import PrivacyEvent
 from .exceptions import ChargedFitError
 from .utils._random import RandomSource, check_random_source
+from .utils._threads import one_blas_thread
 
 if TYPE_CHECKING:
     from .accounting import LedgerEntry
@@ -153,7 +154,8 @@ def run_charged(
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            result = run()
+            with one_blas_thread():  # skdp's thread policy
+                result = run()
     except Exception:
         if os.environ.get(_DEBUG_VARIABLE):
             raise
@@ -359,6 +361,10 @@ class PrivateEstimatorMixin:
     message, because the original error could reveal private values.
     Warnings raised during the run are discarded for the same reason.
 
+    Plan and run each hold :func:`~skdp.utils._threads.one_blas_thread`:
+    a private fit's BLAS uses one thread (skdp's thread policy, explained
+    there and in the user guide's performance page).
+
     A public parameter that ``_prepare_fit`` reads from the data when it is
     ``None`` (a bound, the labels) is listed in the class attribute
     ``_data_bound_params``, with its advice in
@@ -406,8 +412,9 @@ class PrivateEstimatorMixin:
                 delattr(self, name)
 
     def _plan_with_input(self, X, y=None, **options):
-        prepared = self._prepare_fit(X, y, **options)
-        plan = self._plan_fit(prepared)
+        with one_blas_thread():  # skdp's thread policy (skdp.utils._threads)
+            prepared = self._prepare_fit(X, y, **options)
+            plan = self._plan_fit(prepared)
         if not isinstance(plan, FitPlan):
             raise TypeError(
                 f"{type(self).__name__}._plan_fit must return a FitPlan, got "

@@ -31,6 +31,7 @@ skips them on purpose.
 """
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -166,7 +167,17 @@ def dask_cluster():
 BOOKKEEPING = {"budget_entry_"}
 
 
-def _fitted(estimator) -> dict:
+def _fitted(estimator, everything: bool = False) -> dict:
+    """The fitted attributes (``everything``: all state but the parameters)."""
+    if everything:
+        params = (
+            estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
+        )
+        return {
+            name: value
+            for name, value in vars(estimator).items()
+            if name not in params and name not in BOOKKEEPING
+        }
     return {
         name: value
         for name, value in vars(estimator).items()
@@ -175,15 +186,50 @@ def _fitted(estimator) -> dict:
 
 
 def _identical(a, b) -> bool:
+    """Bitwise equality, through containers and objects without ``==``."""
+    if isinstance(a, type) or isinstance(b, type):
+        return a is b
     if isinstance(a, tuple | list):
-        return len(a) == len(b) and all(map(_identical, a, b))
-    if hasattr(a, "shape") or hasattr(b, "shape"):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_identical, a, b))
+    if isinstance(a, dict):
+        return (
+            type(a) is type(b)
+            and a.keys() == b.keys()
+            and all(_identical(a[k], b[k]) for k in a)
+        )
+    if hasattr(a, "__array__") or hasattr(b, "__array__"):
         # np.asarray computes a lazy dask attribute (DPKMeans.labels_).
         a, b = np.asarray(a), np.asarray(b)
         if a.dtype == object:
             return a.shape == b.shape and all(map(_identical, a.ravel(), b.ravel()))
-        return a.dtype == b.dtype and np.array_equal(a, b)
-    return type(a) is type(b) and a == b
+        return a.dtype == b.dtype and np.array_equal(
+            a, b, equal_nan=a.dtype.kind in "fc"
+        )
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.random.Generator):
+        return _identical(a.bit_generator.state, b.bit_generator.state)
+    if isinstance(a, float) and a != a:
+        return b != b  # NaN
+    if dataclasses.is_dataclass(a):  # fields may be arrays
+        return all(
+            _identical(getattr(a, f.name), getattr(b, f.name))
+            for f in dataclasses.fields(a)
+        )
+    if type(a).__eq__ is object.__eq__:
+        if hasattr(a, "__dict__"):
+            # A model or a nested estimator: all its state, parameters included.
+            return _identical(
+                {k: v for k, v in vars(a).items() if k not in BOOKKEEPING},
+                {k: v for k, v in vars(b).items() if k not in BOOKKEEPING},
+            )
+        getstate = getattr(type(a), "__getstate__", None)
+        default = getattr(object, "__getstate__", None)
+        if getstate is not None and getstate is not default:
+            # A compiled object that pickles its state (scikit-learn's Tree);
+            # Python 3.10's object has no __getstate__ (None has none either).
+            return _identical(a.__getstate__(), b.__getstate__())
+    return bool(a == b)
 
 
 @pytest.fixture
@@ -191,11 +237,14 @@ def assert_same_fit():
     """``check(memory, other)``: every fitted attribute bitwise equal.
 
     Every attribute ending in ``_`` but the ledger entry (``BOOKKEEPING``),
-    compared with ``np.array_equal`` and the same dtype (not ``allclose``).
+    compared with ``np.array_equal`` and the same dtype (not ``allclose``);
+    models and nested estimators are compared by all their state.
+    ``check(memory, other, everything=True)`` compares all of the
+    estimators' state but their parameters (private attributes too).
     """
 
-    def check(memory, other):
-        expected, got = _fitted(memory), _fitted(other)
+    def check(memory, other, *, everything=False):
+        expected, got = _fitted(memory, everything), _fitted(other, everything)
         assert sorted(got) == sorted(expected)
         different = [k for k in expected if not _identical(expected[k], got[k])]
         assert different == [], f"attributes differ: {different}"

@@ -104,7 +104,9 @@ def test_two_private_steps_add_up_and_fitted_steps_report_what_they_spent():
     first.fit(X, y)
     (entry,) = check_pipeline(first).private
     assert entry.epsilon == first.epsilon_  # what was spent, not the parameter
-    assert math.isclose(entry.epsilon, 0.3, rel_tol=1e-6)
+    # The noise multiplier is calibrated to a relative 1e-6, on the safe
+    # side: the epsilon spent is at most 0.3 and within about as much of it.
+    assert 0.3 * (1 - 1e-5) <= entry.epsilon <= 0.3
     assert entry.delta == first.delta_ > 0  # the default method is DP-SGD
 
 

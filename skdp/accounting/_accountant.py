@@ -499,6 +499,22 @@ class PrivacyAccountant(Accountant):
             value_discretization_interval=10 * self.pld.value_discretization_interval,
         )
 
+    def guide(self, event: PrivacyEvent) -> Accountant:
+        # Poisson-subsampled Gaussians (DP-SGD): the PLD is the smallest
+        # bound nearly always, and the Renyi-DP curves cost more than the
+        # PLD, so a calibration searches on the PLD alone and checks its
+        # answer here. Other events are often won by a Renyi-DP method.
+        subsampled = (
+            PoissonSubsampledGaussianEvent,
+            PoissonSubsampledDiscreteGaussianEvent,
+        )
+        leaves = expand_events([event])
+        if all(
+            type(leaf) in subsampled and leaf.sampling_rate < 1 for leaf, _ in leaves
+        ):
+            return self.pld
+        return self
+
     def prepare(self, event: PrivacyEvent) -> None:
         self.rdp.prepare(event)
         try:

@@ -28,6 +28,10 @@ from ._search import solve_monotone
 # Beyond this epsilon a Gaussian mechanism is reported as not (epsilon,
 # delta)-DP at all (as before this bound was the end of a doubling search).
 _MAX_EPSILON = 1e6
+# gaussian_delta carries float round-off of about 1e-15 relative; both
+# solvers aim at a delta this much smaller, so that what they return stays
+# on the safe side of the exact crossing however the search lands.
+_DELTA_RTOL = 1e-12
 
 __all__ = [
     "gaussian_delta",
@@ -126,7 +130,7 @@ def gaussian_epsilon(
     # delta(epsilon) falls as epsilon grows: the smallest acceptable epsilon.
     return solve_monotone(
         lambda eps: gaussian_delta(eps, noise_multiplier),
-        delta,
+        delta * (1.0 - _DELTA_RTOL),
         increasing=False,
         bracket=(0.5, 2.0),
         tolerance=tol,
@@ -173,7 +177,7 @@ def gaussian_noise_multiplier(
     # delta falls as the noise grows: the smallest acceptable multiplier.
     return solve_monotone(
         lambda s: gaussian_delta(epsilon, s),
-        delta,
+        delta * (1.0 - _DELTA_RTOL),
         increasing=False,
         bracket=(0.5, 2.0),
         tolerance=tol,

@@ -25,10 +25,10 @@ import numbers
 from collections.abc import Callable
 
 from ._accountant import PrivacyAccountant, RDPAccountant
-from ._composition import Accountant, NeighbouringRelation
+from ._composition import Accountant, NeighbouringRelation, UnsupportedEventError
 from ._events import PoissonSubsampledGaussianEvent, PrivacyEvent
 from ._rdp import DEFAULT_ORDERS, OrdersLike, _check_orders, rdp_epsilon_floor
-from ._search import solve_monotone
+from ._search import crossing_bracket, solve_monotone
 
 __all__ = [
     "calibrate_gaussian_noise_multiplier",
@@ -124,14 +124,18 @@ def calibrate_parameter(
 
     Notes
     -----
-    The search (``skdp.accounting._search.solve_monotone``) brackets
-    the crossing, then takes Illinois regula falsi steps on ``log p`` with
-    bisection as a fallback, and returns the end of the bracket that meets
-    the target. When the accountant has a cheaper approximation
-    (:meth:`Accountant.coarse`, e.g. a PLD on a 10 times coarser grid), it
-    first solves with it to a relative 1e-4 and then with ``accountant``
-    from a bracket of relative half-width 5e-3 around that point; only
-    ``accountant`` decides the result.
+    The search (``skdp.accounting._search.solve_monotone``) brackets the
+    crossing, then interpolates on ``log p`` against ``log epsilon`` (nearly
+    a line), and returns the end of the bracket that meets the target. When
+    the accountant has a cheaper approximation (:meth:`Accountant.coarse`,
+    e.g. a PLD on a 10 times coarser grid), it first solves with it to a
+    relative 1e-4 and then with the accountant from a bracket of relative
+    width 5e-3 on the side of less cost. When it has a cheaper guide for
+    the event (:meth:`Accountant.guide`: for Poisson-subsampled Gaussians,
+    the default accountant's PLD part, which skips the Renyi-DP curves),
+    the whole search runs on the guide and the accountant evaluates the two
+    ends of the guide's final bracket; if they do not hold its crossing,
+    it searches alone. Only ``accountant`` decides the result.
 
     Examples
     --------
@@ -168,23 +172,42 @@ def calibrate_parameter(
     def spender(acc: Accountant) -> Callable[[float], float]:
         return lambda p: acc.epsilon_delta([make_event(p)], delta)[0]
 
-    coarse = accountant.coarse()
-    if coarse is not accountant and tolerance < _REFINE_BRACKET / 10:
-        guess = solve_monotone(
-            spender(coarse),
+    def search(acc: Accountant, bracket, tolerance) -> tuple[float, float]:
+        coarse = acc.coarse()
+        if coarse is not acc and tolerance < _REFINE_BRACKET / 10:
+            guess = solve_monotone(
+                spender(coarse),
+                target_epsilon,
+                increasing=increasing,
+                bracket=bracket,
+                tolerance=1e-4,
+            )
+            # The coarse accountant costs more: the exact crossing lies on
+            # the side of more parameter cost, usually within _REFINE_BRACKET.
+            if increasing:
+                bracket = (guess, guess * (1 + _REFINE_BRACKET))
+            else:
+                bracket = (guess * (1 - _REFINE_BRACKET), guess)
+        return crossing_bracket(
+            spender(acc),
             target_epsilon,
             increasing=increasing,
             bracket=bracket,
-            tolerance=1e-4,
+            tolerance=tolerance,
         )
-        bracket = (guess * (1 - _REFINE_BRACKET), guess * (1 + _REFINE_BRACKET))
-    return solve_monotone(
-        spender(accountant),
-        target_epsilon,
-        increasing=increasing,
-        bracket=bracket,
-        tolerance=tolerance,
-    )
+
+    guide = accountant.guide(make_event(bracket[0]))
+    if guide is not accountant:
+        try:
+            acceptable, unacceptable = search(guide, bracket, tolerance)
+        except (UnsupportedEventError, ValueError):
+            pass  # no answer from the guide: the accountant searches alone
+        else:
+            # The guide's final bracket, checked by the accountant.
+            spend = spender(accountant)
+            if spend(acceptable) <= target_epsilon < spend(unacceptable):
+                return acceptable
+    return search(accountant, bracket, tolerance)[0]
 
 
 def epsilon_poisson_subsampled_gaussian(

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..utils._bounds import resolve_bounds
 from ..utils._dask import as_row_blocks, is_dask_collection
-from ..utils._numbers import refuse_non_numbers
+from ..utils._numbers import non_number_cells, non_number_error, refuse_non_numbers
 from ..utils._privacy import warn_data_derived
 from ..utils._row_source import row_source
 from ..utils._sklearn_compat import validate_data
@@ -307,18 +307,30 @@ def check_rows(X) -> None:
         )
 
 
+#: Codes of what a numeric feature of a block holds that is no number, the
+#: one the client names first the largest (as the in-memory check orders them).
+_NOT_NUMBERS = {"text": 1, "neither": 2, "bytes": 3, "dates": 4}
+
+
 def _readable_block(X, y, numeric, classes):
-    """Public facts of one block: numeric columns are numbers; labels valid."""
-    numbers = 0  # 1: a string that is no number; 2: neither string nor number
+    """Public facts of one block: numeric columns are numbers; labels valid.
+
+    Codes only (:data:`_NOT_NUMBERS`): the client words the refusal, so no
+    worker task fails on a bad cell.
+    """
+    numbers = 0
     if X.dtype == object and numeric:
         cells = X[:, numeric]
-        refuse_non_numbers(cells, "A numeric feature of X")
-        try:
-            cells.astype(float)
-        except ValueError:
-            numbers = 1
-        except TypeError:
-            numbers = 2
+        found = non_number_cells(cells)  # numpy would read them as numbers
+        if found is not None:
+            numbers = _NOT_NUMBERS[found]
+        else:
+            try:
+                cells.astype(float)
+            except ValueError:
+                numbers = _NOT_NUMBERS["text"]
+            except TypeError:
+                numbers = _NOT_NUMBERS["neither"]
     y = np.asarray(y).ravel()
     if classes is not None:
         labels = bool(np.all(np.isin(y, classes)))
@@ -338,8 +350,13 @@ def check_dask_rows(X, y, schema: FeatureSchema, classes=None) -> None:
         row_source(X, y).block_map(_readable_block, schema.numeric, classes)
     )
     numbers, labels = np.max(facts[:, 0]), np.all(facts[:, 1])
+    if numbers >= _NOT_NUMBERS["bytes"]:
+        found = "dates" if numbers == _NOT_NUMBERS["dates"] else "bytes"
+        raise non_number_error(found, "A numeric feature of X")
     if numbers:
-        raise _not_numbers(TypeError if numbers == 2 else ValueError)
+        raise _not_numbers(
+            TypeError if numbers == _NOT_NUMBERS["neither"] else ValueError
+        )
     if not labels and classes is not None:
         raise ValueError(
             f"y contains labels that are not in classes={list(classes)!r}; "

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_consistent_length, column_or_1d
 
 from ..utils._bounds import resolve_bounds
 from ..utils._dask import as_row_blocks, is_dask_collection
-from ..utils._labels import resolve_classes
+from ..utils._labels import declared_classes, resolve_classes
 from ..utils._numbers import refuse_non_numbers
 from ._binning import check_dask_rows, check_rows, resolve_schema, table
 
@@ -60,7 +60,9 @@ def prepare_classification(estimator, X, y, n_bins_cap: int) -> dict:
                 "from the data. Nothing was charged."
             )
         X, schema = _table_and_schema(estimator, X, n_bins_cap)
-        classes = np.unique(np.asarray(estimator.classes))
+        # Checked as in memory (at least 2, no missing label, 1-d); the pass
+        # below refuses labels outside them.
+        classes = declared_classes(estimator.classes)
         y = as_row_blocks(y)[0]  # a dask Series: an array
         labels = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.int64)
     else:

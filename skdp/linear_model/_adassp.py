@@ -20,7 +20,6 @@ from ..accounting._events import ComposedEvent
 from ..mechanisms import NoisePlan, add_noise, plan_gaussian
 from ..mechanisms._additive import grid_gaussian_noise_multiplier
 from ..utils._feasibility import check_magnitudes, check_memory
-from ._problems import blas_single_thread
 
 __all__ = ["AdaSSPPlan", "plan_adassp", "run_adassp", "run_adassp_on_sums"]
 
@@ -226,7 +225,6 @@ def noisy_gram_matrix(gram: np.ndarray, noise: NoisePlan, source) -> np.ndarray:
     return noisy
 
 
-@blas_single_thread
 def _gram_and_moment(X, y, spec):
     """``Z^T Z`` (dense) and ``Z^T t`` of a block's bounded rows."""
     Z, t = spec.rows(X), spec.targets(y)[:, 0]

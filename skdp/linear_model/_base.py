@@ -53,8 +53,14 @@ from ._full_batch import (
 )
 from ._objective import plan_objective, run_objective
 from ._output import plan_output, run_output
-from ._problems import one_blas_thread
-from ._rows import RowSpec, as_csr, bound_rows, row_norms
+from ._rows import (
+    RowSpec,
+    as_csr,
+    largest,
+    largest_row_norm,
+    read_norm_bound,
+    row_norms,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -217,8 +223,9 @@ class _BaseDPLinear(PrivateEstimatorMixin):
         """The in-memory form of :func:`~._dask_input.prepare_dask_input`.
 
         ``validate_data`` (float64, dense or CSR, finite), the targets'
-        classes or bounds, and the row-norm bound (read from ``X`` with a
-        warning when ``data_norm=None``); the rows are not copied.
+        classes or bounds, and the row-norm bound (read from ``X`` block by
+        block, with a warning, when ``data_norm=None``); the rows are not
+        copied.
         """
         X, y = validate_data(
             self,
@@ -230,10 +237,14 @@ class _BaseDPLinear(PrivateEstimatorMixin):
         )
         classes, bounds = self._read_targets(y)
         X = as_csr(X) if sp.issparse(X) else X
+        rows = row_source(X, y)
         read_norm = self.data_norm is None
-        _, data_norm = bound_rows(X, None) if read_norm else (X, float(self.data_norm))
+        if read_norm:
+            data_norm = read_norm_bound(rows.block_reduce(largest_row_norm, largest))
+        else:
+            data_norm = float(self.data_norm)
         return ValidatedInput(
-            rows=row_source(X, y),
+            rows=rows,
             classes=classes,
             bounds=bounds,
             data_norm=data_norm,
@@ -309,18 +320,15 @@ class _BaseDPLinear(PrivateEstimatorMixin):
             )
         method_plan = plan.settings["method"]
         rows, spec = prepared.rows, prepared.spec
-        # One BLAS thread: the block products are small enough that threads
-        # only add overhead (severe when other processes share the cores),
-        # and a product's rounding then does not depend on the thread count.
-        with one_blas_thread():
-            if self.method == "objective":
-                W = run_objective(rows, spec, method_plan, source)
-            elif self.method == "output":
-                W = run_output(rows, spec, method_plan, source)
-            elif isinstance(method_plan, FullBatchGDPlan):
-                W = run_full_batch_gd(rows, spec, method_plan, source)
-            else:
-                W = run_dpsgd(rows, spec, method_plan, source)
+        # With one BLAS thread, as every fit (skdp.utils._threads).
+        if self.method == "objective":
+            W = run_objective(rows, spec, method_plan, source)
+        elif self.method == "output":
+            W = run_output(rows, spec, method_plan, source)
+        elif isinstance(method_plan, FullBatchGDPlan):
+            W = run_full_batch_gd(rows, spec, method_plan, source)
+        else:
+            W = run_dpsgd(rows, spec, method_plan, source)
         n_models = prepared.n_outputs
         W = np.asarray(W, dtype=float).reshape(n_models, prepared.n_coef)
         self._set_targets_fitted(prepared)

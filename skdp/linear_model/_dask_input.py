@@ -31,7 +31,7 @@ from ..utils._dask import as_row_blocks
 from ..utils._labels import declared_classes
 from ..utils._privacy import warn_data_derived
 from ..utils._row_source import RowSource, row_source
-from ._rows import row_norms
+from ._rows import largest_row_norm, read_norm_bound
 
 __all__ = ["ValidatedInput", "prepare_dask_input"]
 
@@ -43,7 +43,7 @@ def _block_facts(X, y, classes, read_norm, read_labels, read_range):
     finite = bool(np.all(np.isfinite(X)))
     if y.dtype.kind in "fc":
         finite = finite and bool(np.all(np.isfinite(y)))
-    norm = float(row_norms(X.astype(np.float64)).max(initial=0.0)) if read_norm else 0.0
+    norm = largest_row_norm(X.astype(np.float64)) if read_norm else 0.0
     labels_ok = True if classes is None else bool(np.all(np.isin(y, classes)))
     labels = np.unique(y) if read_labels else None
     if read_range and y.size:
@@ -190,16 +190,7 @@ def prepare_dask_input(estimator, X, y) -> ValidatedInput:
                 "the data contains only one class. Pass classes=[...] to fit anyway."
             )
         classes = labels
-    if read_norm:
-        warn_data_derived("data_norm")
-        if not np.isfinite(norm):
-            raise ValueError(
-                "data_norm=None reads the largest row norm from X, but a row "
-                "norm overflows float64; pass data_norm, a public bound."
-            )
-        data_norm = norm if norm > 0 else 1.0
-    else:
-        data_norm = float(estimator.data_norm)
+    data_norm = read_norm_bound(norm) if read_norm else float(estimator.data_norm)
     return ValidatedInput(
         rows=rows,
         classes=classes,

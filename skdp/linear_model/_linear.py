@@ -15,7 +15,6 @@ from ..utils._sklearn_compat import Interval, Real, StrOptions, fit_context
 from ._adassp import plan_adassp, run_adassp
 from ._base import _BaseDPLinear
 from ._losses import HuberLoss
-from ._problems import one_blas_thread
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -317,10 +316,7 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
     def _run_fit(self, prepared, plan, source) -> None:
         if self.method != "adassp":
             return super()._run_fit(prepared, plan, source)
-        with one_blas_thread():
-            coef = run_adassp(
-                prepared.rows, prepared.spec, plan.settings["method"], source
-            )
+        coef = run_adassp(prepared.rows, prepared.spec, plan.settings["method"], source)
         self.n_iter_ = 1
         self.data_norm_ = prepared.data_norm
         self._set_targets_fitted(prepared)

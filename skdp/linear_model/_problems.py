@@ -25,60 +25,16 @@ loss class (:mod:`~skdp.linear_model._losses`) for a margin loss, the
 
 from __future__ import annotations
 
-import functools
-import threading
-from contextlib import contextmanager
-
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 
+# The BLAS thread policy (one thread for every fit and every block) is
+# skdp's, not this module's: re-exported for the gradient methods' imports.
+from ..utils._threads import blas_single_thread, one_blas_thread
 from ._rows import squared_entries
 
 __all__ = ["MarginProblem", "SoftmaxProblem", "blas_single_thread", "one_blas_thread"]
-
-
-# --------------------------------------------------------------- BLAS threads
-@functools.lru_cache(maxsize=1)
-def _blas_controller():
-    """The process's thread pools, found once (a scan costs ~40 ms)."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-_LIMITED = threading.local()
-
-
-@contextmanager
-def one_blas_thread():
-    """Run the enclosed products with one BLAS thread (nested calls are free).
-
-    The block products are too small for threads to pay (on a loaded machine
-    they cost 100x), dask already runs blocks in parallel, and one thread
-    makes a product's rounding independent of the machine's thread count:
-    a fit's in-memory run and its dask workers then sum bitwise alike.
-    """
-    if getattr(_LIMITED, "active", False):
-        yield
-        return
-    with _blas_controller().limit(limits=1, user_api="blas"):
-        _LIMITED.active = True
-        try:
-            yield
-        finally:
-            _LIMITED.active = False
-
-
-def blas_single_thread(func):
-    """Decorate a block function to run under :func:`one_blas_thread`."""
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with one_blas_thread():
-            return func(*args, **kwargs)
-
-    return wrapper
 
 
 def _dense(matrix) -> np.ndarray:
@@ -98,7 +54,6 @@ def _total(nonnegative_terms, linear_term):
 
 
 # ------------------------------------------------------- margin loss, per block
-@blas_single_thread
 def _margin_value_gradient(X, y, spec, k, loss, w):
     """``(sum_i l(z_i.w, t_i), sum_i l'(z_i.w, t_i) z_i)`` over the block."""
     Z, t = spec.rows(X), spec.targets(y)[:, k]
@@ -107,7 +62,6 @@ def _margin_value_gradient(X, y, spec, k, loss, w):
     return loss.value(margins, t).sum(), np.asarray(Z.T @ slope).ravel()
 
 
-@blas_single_thread
 def _margin_hessian(X, y, spec, k, loss, w, C, single):
     """``C Z^T diag(l'') Z`` over the block, in single precision if planned."""
     Z, t = spec.rows(X), spec.targets(y)[:, k]
@@ -118,7 +72,6 @@ def _margin_hessian(X, y, spec, k, loss, w, C, single):
     return _dense(weighted.T @ weighted).astype(np.float64)
 
 
-@blas_single_thread
 def _margin_product(X, y, spec, k, loss, w, C, v):
     """``C Z^T diag(l'') Z v`` over the block."""
     Z, t = spec.rows(X), spec.targets(y)[:, k]
@@ -126,7 +79,6 @@ def _margin_product(X, y, spec, k, loss, w, C, v):
     return np.asarray(Z.T @ (curvature * np.asarray(Z @ v))).ravel()
 
 
-@blas_single_thread
 def _margin_diagonal(X, y, spec, k, loss, w, C):
     """``C sum_i l''_i z_ij**2`` over the block."""
     Z, t = spec.rows(X), spec.targets(y)[:, k]
@@ -151,7 +103,6 @@ def _softmax_proba(Z, W):
     return logits, log_norm, np.exp(logits - log_norm[:, None])
 
 
-@blas_single_thread
 def _softmax_value_gradient(X, y, spec, W):
     """``sum_i (logsumexp(W z_i) - (W z_i)_{y_i})`` and its gradient, ``(K, d)``."""
     Z, Y = spec.rows(X), spec.targets(y) > 0
@@ -161,7 +112,6 @@ def _softmax_value_gradient(X, y, spec, W):
     return loss, np.asarray(residual.T @ Z)
 
 
-@blas_single_thread
 def _softmax_hessian(X, y, spec, W, C, single):
     """``C sum_i (diag(p_i) - p_i p_i^T) kron z_i z_i^T`` over the block."""
     Z = spec.rows(X)
@@ -179,7 +129,6 @@ def _softmax_hessian(X, y, spec, W, C, single):
     return hessian
 
 
-@blas_single_thread
 def _softmax_product(X, y, spec, W, V):
     """``sum_i ((diag(p_i) - p_i p_i^T) V z_i) z_i^T`` over the block."""
     Z = spec.rows(X)
@@ -189,7 +138,6 @@ def _softmax_product(X, y, spec, W, V):
     return np.asarray(mixed.T @ Z)
 
 
-@blas_single_thread
 def _softmax_diagonal(X, y, spec, W):
     """``sum_i p_ik (1 - p_ik) z_ij**2`` over the block, ``(K, d)``."""
     Z = spec.rows(X)
@@ -296,7 +244,6 @@ class SoftmaxProblem:
         return self.alpha + self.C * np.ravel(diagonal)
 
 
-@blas_single_thread
 def _row_terms(X, y, intercept):
     """Most terms a row's margin sums in this block (stored entries, or d)."""
     if sp.issparse(X):

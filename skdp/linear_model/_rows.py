@@ -27,6 +27,9 @@ __all__ = [
     "as_csr",
     "bound_rows",
     "bounded_rows",
+    "largest",
+    "largest_row_norm",
+    "read_norm_bound",
     "row_norms",
     "row_terms",
     "scale_rows",
@@ -113,17 +116,39 @@ def bound_rows(X, data_norm: float | None):
     """
     norms = row_norms(X)
     if data_norm is None:
-        bound = float(norms.max(initial=0.0))
-        warn_data_derived("data_norm")
-        if not np.isfinite(bound):
-            raise ValueError(
-                "data_norm=None reads the largest row norm from X, but a row "
-                "norm overflows float64; pass data_norm, a public bound."
-            )
-        # Any positive bound is valid for all-zero data.
-        return X, bound if bound > 0 else 1.0
+        return X, read_norm_bound(float(norms.max(initial=0.0)))
     bound = float(data_norm)
     return scale_rows(X, _bound_factor(norms, bound)), bound
+
+
+def largest_row_norm(X, y=None) -> float:
+    """The largest row norm of a block of rows (0 for none): a block function.
+
+    A row source reads it block by block (``block_reduce(largest_row_norm,
+    largest)``), never from a copy of the whole ``X``.
+    """
+    return float(row_norms(X).max(initial=0.0))
+
+
+def largest(*values: float) -> float:
+    """The largest of ``values``: the tree's node for :func:`largest_row_norm`."""
+    return max(values)
+
+
+def read_norm_bound(largest: float) -> float:
+    """The bound ``data_norm=None`` reads from the data: the largest row norm.
+
+    Warns (:class:`~skdp.exceptions.PrivacyLeakWarning`) and refuses a norm
+    that overflows, before any charge; all-zero data gets the bound 1 (any
+    positive bound is valid for it).
+    """
+    warn_data_derived("data_norm")
+    if not np.isfinite(largest):
+        raise ValueError(
+            "data_norm=None reads the largest row norm from X, but a row "
+            "norm overflows float64; pass data_norm, a public bound."
+        )
+    return largest if largest > 0 else 1.0
 
 
 def _bound_factor(norms: np.ndarray, bound: float) -> np.ndarray:

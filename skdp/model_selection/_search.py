@@ -30,6 +30,7 @@ from ..accounting._repetition import (
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..mechanisms import add_noise, plan_laplace
 from ..utils._constraints import EPSILON_CONSTRAINT
+from ..utils._dask import take_rows
 from ..utils._privacy import user_stacklevel
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
@@ -41,7 +42,6 @@ from ..utils._sklearn_compat import (
     check_is_fitted,
     fit_context,
     num_samples,
-    safe_indexing,
 )
 from ._stopping import sample_poisson, sample_truncated_negative_binomial
 
@@ -81,8 +81,8 @@ def _row_score(scoring, trial, X, y, row) -> float:
     scores = _call_scoring(
         scoring,
         trial,
-        safe_indexing(X, rows),
-        None if y is None else safe_indexing(y, rows),
+        take_rows(X, rows),
+        None if y is None else take_rows(y, rows),
         1,
     )
     return 0.0 if scores is None else float(scores[0])
@@ -724,12 +724,15 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         source = check_random_source(self.random_state)
         generator = source.numpy_generator()
         order = generator.permutation(n_samples)
-        train_rows, validation_rows = order[n_validation:], order[:n_validation]
+        # Each part in the rows' order: a dask DataFrame is split by
+        # partitions, keeping that order (the model does not depend on it).
+        train_rows = np.sort(order[n_validation:])
+        validation_rows = np.sort(order[:n_validation])
         data = {
-            "X_train": safe_indexing(X, train_rows),
-            "X_validation": safe_indexing(X, validation_rows),
-            "y_train": None if y is None else safe_indexing(y, train_rows),
-            "y_validation": None if y is None else safe_indexing(y, validation_rows),
+            "X_train": take_rows(X, train_rows),
+            "X_validation": take_rows(X, validation_rows),
+            "y_train": None if y is None else take_rows(y, train_rows),
+            "y_validation": None if y is None else take_rows(y, validation_rows),
         }
 
         # What one trial costs, found before charging anything.

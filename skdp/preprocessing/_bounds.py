@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
-from ..utils._bounds import resolve_bounds
+from ..utils._bounds import declared_bounds, refuse_undeclared, resolve_bounds
+from ..utils._dask import is_dask_collection
+from ..utils._row_checks import check_finite, fit_rows, read_facts
 from ..utils._sklearn_compat import (
     check_is_fitted,
     fit_context,
@@ -125,6 +128,9 @@ class BoundedMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
         ----------
         X : array-like of shape (n_samples, n_features)
             Only its number of features is used when ``bounds`` is given.
+            A dask array or DataFrame needs declared ``bounds``; one pass
+            over its row blocks refuses infinite values, as in memory, and
+            no row reaches the client.
         y : None
             Ignored.
 
@@ -137,10 +143,13 @@ class BoundedMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
                 f"feature_range must be a pair (min, max), got {self.feature_range!r}."
             )
         low, high = self._range()
-        X = validate_data(
-            self, X, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan"
-        )
-        lower, upper = resolve_bounds(self.bounds, X, estimator=type(self).__name__)
+        if is_dask_collection(X):
+            lower, upper = self._dask_bounds(X)
+        else:
+            X = validate_data(
+                self, X, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan"
+            )
+            lower, upper = resolve_bounds(self.bounds, X, estimator=type(self).__name__)
         with np.errstate(over="ignore", invalid="ignore"):
             scale = (high - low) / (upper - lower)
             shift = low - lower * scale
@@ -153,6 +162,20 @@ class BoundedMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
         self.scale_, self.min_ = scale, shift
         self.bounds_from_data_ = self.bounds is None
         return self
+
+    def _dask_bounds(self, X):
+        """The declared bounds of a dask ``X``, checked as in memory.
+
+        The shape, dtype and feature names come from metadata; one pass over
+        the row blocks refuses infinite values (NaN passes, as in memory).
+        The rows stay on the workers; bounds are never read from them.
+        """
+        rows = fit_rows(self, X)
+        if self.bounds is None:
+            refuse_undeclared(type(self).__name__)
+        facts = read_facts(rows)
+        check_finite(dataclasses.replace(facts, x_nan=0), type(self).__name__)
+        return declared_bounds(self.bounds, rows.n_features)
 
     def transform(self, X: ArrayLike) -> NDArray[np.float64]:
         """Clip to the bounds (if ``clip``) and scale to ``feature_range``.

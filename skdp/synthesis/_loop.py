@@ -70,6 +70,7 @@ def run_mwem(
     max_model_size=None,
     round_iter=50,
     final_iter=200,
+    tol=0.0,
     verbose=0,
     noise_plans=None,
     initial=None,
@@ -100,7 +101,12 @@ def run_mwem(
         adaptive schedule the cap grows with the share of the budget spent
         (AIM's rule): ``max_model_size * spent / total``.
     round_iter, final_iter : int
-        Mirror-descent steps after each round and at the end.
+        Most mirror-descent steps after each round and at the end.
+    tol : float
+        The estimation stops earlier once a step lowers its loss by at most
+        ``tol`` times the loss (:meth:`_Estimator.run`; a rule on the noisy
+        measurements only). 0: always ``round_iter`` and ``final_iter``
+        steps.
     verbose : int
     noise_plans : dict, optional
         The measurements' noise plans by number of cells (``"query"`` for
@@ -174,7 +180,7 @@ def run_mwem(
         estimator.add_marginal(clique, value.reshape(counts.shape), sigma)
         spend(settings.events(select=False))
     if plan.n_init:
-        estimator.run(round_iter)
+        estimator.run(round_iter, tol)
 
     if queries is not None:
         histogram = data.counts(tuple(range(len(sizes)))).ravel() / n
@@ -221,7 +227,7 @@ def run_mwem(
                 counts, noise_for(settings, counts.size), settings, source, n
             )
             estimator.add_marginal(chosen, value.reshape(counts.shape), sigma)
-        estimator.run(round_iter)
+        estimator.run(round_iter, tol)
         spend(settings.events())
         anneal = False
         if adaptive:
@@ -244,7 +250,7 @@ def run_mwem(
                     else ""
                 )
             )
-    estimator.run(final_iter)
+    estimator.run(final_iter, tol)
     return estimator.model, selected, estimator.n_iter
 
 

@@ -30,43 +30,21 @@ import math
 
 import numpy as np
 
+from ._tables import expand_axes as _expand
+from ._tables import logsumexp as _logsumexp
+from ._tables import marginalize_log as _marginalize
+from ._tables import marginals_of, sum_to
+
 __all__ = ["DenseModel", "JunctionTreeModel", "junction_tree"]
-
-
-# --- small helpers on log-space tables ----------------------------------------
-
-
-def _expand(values: np.ndarray, attrs: tuple, target: tuple) -> np.ndarray:
-    """View ``values`` (axes ``attrs``) broadcastable to the axes ``target``."""
-    order = sorted(range(len(attrs)), key=lambda i: target.index(attrs[i]))
-    arr = np.transpose(values, order) if order != list(range(len(attrs))) else values
-    shape = [1] * len(target)
-    present = sorted(attrs, key=target.index)
-    for a, n in zip(present, arr.shape, strict=True):
-        shape[target.index(a)] = n
-    return arr.reshape(shape)
-
-
-def _logsumexp(values: np.ndarray, axes: tuple) -> np.ndarray:
-    if not axes:
-        return values
-    top = np.max(values, axis=axes, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    out = np.log(np.sum(np.exp(values - top), axis=axes, keepdims=True)) + top
-    return np.squeeze(out, axis=axes)
-
-
-def _marginalize(values: np.ndarray, attrs: tuple, keep: tuple) -> np.ndarray:
-    """Log-sum-exp out the attributes not in ``keep``; result axes in ``keep``."""
-    axes = tuple(i for i, a in enumerate(attrs) if a not in keep)
-    out = _logsumexp(values, axes)
-    left = [a for a in attrs if a in keep]
-    return np.transpose(out, [left.index(a) for a in keep])
 
 
 #: Largest intermediate table (cells, float64) that answering one marginal
 #: by variable elimination may build; larger queries are split by value.
 ELIMINATION_MAX_CELLS = 2**23
+
+# A downward message whose separator holds a cell of smaller probability is
+# computed by an exact log-sum-exp (see JunctionTreeModel._calibrate).
+_TINY_MASS = 1e-250
 
 
 def _condition(table, attrs, given):
@@ -136,7 +114,8 @@ def junction_tree(cliques, sizes):
     Returns
     -------
     nodes : list of tuple of int
-        The tree's maximal cliques (sorted attribute tuples).
+        The tree's maximal cliques, each attribute tuple sorted by domain
+        size (then index).
     edges : list of (int, int)
         Tree edges between node indices.
     """
@@ -168,7 +147,9 @@ def junction_tree(cliques, sizes):
         remaining.discard(v)
     unique = list(dict.fromkeys(eliminated))
     maximal = [c for c in unique if not any(c < other for other in unique)]
-    nodes = [tuple(sorted(c)) for c in maximal]
+    # Each node's attributes from the fewest values to the most: numpy adds
+    # and sums over a table fastest when its last axis is long.
+    nodes = [tuple(sorted(c, key=lambda a: (sizes[a], a))) for c in maximal]
     # Maximum spanning tree on separator size (Kruskal); components are
     # joined by empty separators.
     candidates = sorted(
@@ -236,12 +217,12 @@ class DenseModel:
 
     def marginal(self, clique) -> np.ndarray:
         """Probabilities of the attributes ``clique`` (axes in that order)."""
-        clique = tuple(clique)
-        axes = tuple(a for a in range(len(self.sizes)) if a not in clique)
-        out = self.probabilities.sum(axis=axes) if axes else self.probabilities
-        present = tuple(a for a in range(len(self.sizes)) if a in clique)
-        order = [present.index(a) for a in clique]
-        return np.transpose(out, order)
+        return sum_to(self.probabilities, tuple(range(len(self.sizes))), tuple(clique))
+
+    def marginals(self, cliques) -> dict:
+        """:meth:`marginal` of each of ``cliques``, the table read once for all."""
+        all_attrs = tuple(range(len(self.sizes)))
+        return marginals_of(self.probabilities, all_attrs, [tuple(c) for c in cliques])
 
     def answer_queries(self, queries: np.ndarray) -> np.ndarray:
         """``queries @ p`` for a matrix of per-cell weights."""
@@ -337,38 +318,95 @@ class JunctionTreeModel:
             if clique not in self.home:
                 self.home[clique] = self._home(clique)
             home = self.home[clique]
-            tables[home] = tables[home] + _expand(theta, clique, self.nodes[home])
+            tables[home] += _expand(theta, clique, self.nodes[home])
         self._calibrate(tables)
 
     def _separator(self, i, j):
         return tuple(a for a in self.nodes[i] if a in self.nodes[j])
 
     def _calibrate(self, tables) -> None:
-        up = {}
+        """Sum-product on the tree: every node's belief (its exact marginal).
+
+        One exponential per node cell. Going up, node ``i``'s table (its
+        potentials plus its children's messages) is exponentiated once,
+        shifted by its largest value ``t_i``, as ``E_i``, and the message
+        to its parent is ``log E_i(s) + t_i`` on the separator ``s``.
+        Going down, the belief is ``P_i = E_i exp(d_i + t_i - log Z)``,
+        ``d_i`` being the parent's message (a product over the node, no
+        second exponential), where ``log Z`` is the log-sum-exp of the
+        root's table; the message to a child ``c`` is ``log P_i(s) + log Z
+        - up_c(s)`` (``log sum_{i \\ s} exp(b_i - up_c)``, ``up_c`` being
+        constant off ``s``). A separator cell whose mass is below
+        ``1e-250`` (where ``E_i`` may have lost it to underflow) takes the
+        exact log-sum-exp instead. ``tables`` (one log table per node) are
+        updated in place.
+        """
+        up, scaled = {}, {}
         for i in reversed(self.order):
+            node = self.nodes[i]
+            for c in self.children[i]:
+                tables[i] += _expand(up[c], self._separator(c, i), node)
             p = self.parent[i]
             if p is None:
                 continue
-            belief = tables[i]
-            for c in self.children[i]:
-                belief = belief + _expand(up[c], self._separator(c, i), self.nodes[i])
-            up[i] = _marginalize(belief, self.nodes[i], self._separator(i, p))
+            sep = self._separator(i, p)
+            top = float(np.max(tables[i]))
+            values = np.exp(tables[i] - top)
+            mass = sum_to(values, node, sep)
+            if float(np.min(mass)) > _TINY_MASS:
+                up[i] = np.log(mass) + top
+                scaled[i] = (values, top)
+            else:
+                up[i] = _marginalize(tables[i], node, sep)
+        self._log_tables, self._down = tables, {}
+        self._log_z = log_z = [None] * len(self.nodes)
         beliefs = [None] * len(self.nodes)
-        down = {}
         for i in self.order:
-            belief = tables[i]
+            node = self.nodes[i]
             p = self.parent[i]
-            if p is not None:
-                belief = belief + _expand(down[i], self._separator(i, p), self.nodes[i])
-            for c in self.children[i]:
-                belief = belief + _expand(up[c], self._separator(c, i), self.nodes[i])
-            beliefs[i] = belief
+            if p is None:
+                top = float(np.max(tables[i]))
+                values = np.exp(tables[i] - top)
+                total = float(np.sum(values))  # >= 1: the largest cell is 1
+                log_z[i] = float(np.log(total)) + top
+                beliefs[i] = values / total
+            elif i in scaled:
+                log_z[i] = log_z[p]
+                values, top = scaled.pop(i)
+                shift = np.exp(self._down[i] + (top - log_z[i]))
+                values *= _expand(shift, self._separator(i, p), node)
+                beliefs[i] = values
+            else:
+                log_z[i] = log_z[p]
+                beliefs[i] = np.exp(self._log_table(i) - log_z[i])
             for c in self.children[i]:
                 sep = self._separator(c, i)
-                without = belief - _expand(up[c], sep, self.nodes[i])
-                down[c] = _marginalize(without, self.nodes[i], sep)
-        self.log_beliefs = [b - _logsumexp(b, tuple(range(b.ndim))) for b in beliefs]
-        self.beliefs = [np.exp(b) for b in self.log_beliefs]
+                mass = sum_to(beliefs[i], node, sep)
+                if float(np.min(mass)) > _TINY_MASS:
+                    self._down[c] = np.log(mass) + log_z[i] - up[c]
+                else:
+                    without = self._log_table(i) - _expand(up[c], sep, node)
+                    self._down[c] = _marginalize(without, node, sep)
+        self._log_beliefs = None
+        self._separators = {}
+        self.beliefs = beliefs
+
+    def _log_table(self, i):
+        """Node ``i``'s unnormalised log-belief: its table and every message."""
+        p = self.parent[i]
+        if p is None:
+            return self._log_tables[i]
+        down = _expand(self._down[i], self._separator(i, p), self.nodes[i])
+        return self._log_tables[i] + down
+
+    @property
+    def log_beliefs(self):
+        """Each node's log-marginal (computed when first asked for)."""
+        if self._log_beliefs is None:
+            self._log_beliefs = [
+                self._log_table(i) - self._log_z[i] for i in range(len(self.nodes))
+            ]
+        return self._log_beliefs
 
     def contains(self, clique) -> bool:
         """Whether one node of the tree holds all of ``clique``."""
@@ -380,16 +418,26 @@ class JunctionTreeModel:
     def marginal(self, clique) -> np.ndarray:
         """Probabilities of the attributes ``clique`` (axes in that order)."""
         clique = tuple(clique)
-        if clique not in self.home:
-            self.home[clique] = self._home(clique)
-        home = self.home[clique]
-        if home is not None:
-            node = self.nodes[home]
-            axes = tuple(i for i, a in enumerate(node) if a not in clique)
-            out = self.beliefs[home].sum(axis=axes) if axes else self.beliefs[home]
-            left = [a for a in node if a in clique]
-            return np.transpose(out, [left.index(a) for a in clique])
+        if self.contains(clique):
+            home = self.home[clique]
+            return sum_to(self.beliefs[home], self.nodes[home], clique)
         return np.exp(self._eliminate(clique))
+
+    def marginals(self, cliques) -> dict:
+        """:meth:`marginal` of each of ``cliques``; each node's belief read once.
+
+        The cliques inside one node are summed from its belief together
+        (:func:`marginals_of`); the others are eliminated one by one.
+        """
+        by_node, out = {}, {}
+        for clique in dict.fromkeys(tuple(c) for c in cliques):
+            if self.contains(clique):
+                by_node.setdefault(self.home[clique], []).append(clique)
+            else:
+                out[clique] = self.marginal(clique)
+        for home, inside in by_node.items():
+            out.update(marginals_of(self.beliefs[home], self.nodes[home], inside))
+        return out
 
     def _eliminate(self, clique) -> np.ndarray:
         """Log-marginal of ``clique`` by variable elimination on the calibrated tree.
@@ -453,15 +501,42 @@ class JunctionTreeModel:
                         elif b == i and a in sub:
                             degree[a] -= 1
                     changed = True
-        factors = [(self.nodes[i], self.log_beliefs[i]) for i in sub]
+        factors = []
+        for i in sub:
+            # Attributes no other factor holds are summed out of the belief
+            # here, in probability space (no exponential).
+            node = self.nodes[i]
+            others = set().union(*(set(self.nodes[j]) for j in sub if j != i))
+            kept = tuple(a for a in node if a in wanted or a in others)
+            if kept == node:
+                factors.append((node, self.log_beliefs[i]))
+            else:
+                factors.append((kept, self._node_log_marginal(i, kept)))
         for i, j in self.edges:
             if i in sub and j in sub:
                 sep = self._separator(i, j)
                 if sep:
-                    factors.append(
-                        (sep, -_marginalize(self.log_beliefs[i], self.nodes[i], sep))
-                    )
+                    factors.append((sep, -self._node_log_marginal(i, sep)))
         return factors
+
+    def _node_log_marginal(self, i, keep):
+        """Log-marginal of node ``i``'s attributes ``keep``.
+
+        Summed from the node's belief (no exponential), or by an exact
+        log-sum-exp where a cell's mass is below ``1e-250``. Separators'
+        are kept until the next calibration (every query reads them).
+        """
+        key = (i, keep)
+        if key in self._separators:
+            return self._separators[key]
+        mass = sum_to(self.beliefs[i], self.nodes[i], keep)
+        if float(np.min(mass)) > _TINY_MASS:
+            out = np.log(mass)
+        else:
+            out = _marginalize(self.log_beliefs[i], self.nodes[i], keep)
+        if any(keep == self._separator(i, j) for j in range(len(self.nodes))):
+            self._separators[key] = out
+        return out
 
     def sample(
         self, n_samples: int, rng: np.random.Generator, method: str = "iid"
@@ -481,7 +556,7 @@ class JunctionTreeModel:
         done = set()
         for i in self.order:
             node = self.nodes[i]
-            prob = np.exp(self.log_beliefs[i])
+            prob = self.beliefs[i]
             given = tuple(a for a in node if a in done)
             new = tuple(a for a in node if a not in done)
             if not new:

@@ -17,6 +17,7 @@ from ..accounting._events import ComposedEvent, PureDPEvent, SelfComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin, run_charged
 from ..mechanisms import add_noise, plan_laplace
 from ..utils._constraints import EPSILON_CONSTRAINT, PositiveReal
+from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._privacy import warn_data_derived
 from ..utils._row_source import row_source
@@ -28,6 +29,7 @@ from ._schema import (
     SchemaError,
     check_categories,
     inspect_rows,
+    is_dataframe,
     resolve_domains,
 )
 
@@ -373,7 +375,9 @@ class OnlinePMW(PrivateEstimatorMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_columns)
             The private rows; every value must be in its column's ``domain``
-            (checked before anything is charged).
+            (checked before anything is charged). A dask array or DataFrame
+            is checked and counted on the workers by row blocks (the
+            histogram is the in-memory one); no row reaches the client.
         y : None
             Ignored.
 
@@ -384,11 +388,14 @@ class OnlinePMW(PrivateEstimatorMixin, BaseEstimator):
         return self._fit_private(X, y)
 
     def _rows(self, X):
-        """The rows of ``X`` (an array or a DataFrame), shape checked."""
-        if not (hasattr(X, "columns") and hasattr(X, "iloc")):  # not a DataFrame
+        """The rows of ``X`` (an array or a DataFrame, in memory or on dask),
+        shape checked from metadata: a dask collection's rows stay on the
+        workers."""
+        if not is_dataframe(X):
             if hasattr(X, "toarray") or hasattr(X, "tocsr"):
                 raise TypeError("OnlinePMW needs dense rows, not a sparse matrix.")
-            X = np.asarray(X)
+            if not is_dask_collection(X):
+                X = np.asarray(X)
             if X.ndim != 2:
                 raise ValueError(
                     f"X must be 2-D (n_samples, n_columns), got shape {X.shape}; "
@@ -396,13 +403,15 @@ class OnlinePMW(PrivateEstimatorMixin, BaseEstimator):
                 )
         if getattr(X, "dtype", None) is not None and X.dtype.kind == "c":
             raise ValueError("Complex data not supported.")
+        rows = row_source(X)
+        shape = (rows.n_samples, rows.n_features)
         for axis, what in ((0, "sample"), (1, "feature")):
-            if X.shape[axis] < 1:
+            if shape[axis] < 1:
                 raise ValueError(
-                    f"Found array with 0 {what}(s) (shape={tuple(X.shape)}) while "
+                    f"Found array with 0 {what}(s) (shape={shape}) while "
                     "a minimum of 1 is required by OnlinePMW."
                 )
-        return row_source(X)
+        return rows
 
     def _specs(self, n_columns):
         """Each column's spec: declared values (refusing any other), or read."""

@@ -17,6 +17,7 @@ from sklearn.utils import check_array, column_or_1d
 from ..accounting._budget import PrivacyBudget
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..utils._constraints import EPSILON_CONSTRAINT
+from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._labels import resolve_classes
 from ..utils._sklearn_compat import (
@@ -28,6 +29,7 @@ from ..utils._sklearn_compat import (
     fit_context,
     validate_data,
 )
+from ._joint import dask_joint_table, joint_table
 from ._pmw import _DEFAULT_WORKLOAD_CAP, PMWSynthesizer
 from ._schema import (
     MissingValues,
@@ -326,28 +328,6 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
     def _resolve_classes(self, y) -> np.ndarray:
         return resolve_classes(y, self.classes, type(self).__name__)
 
-    def _joint(self, X, codes):
-        """The table the synthesizer models: X's columns, then the label codes."""
-        if is_dataframe(X):
-            names = list(X.columns)
-            if all(isinstance(name, str) for name in names):
-                label = "label"
-                while label in names:
-                    label = "_" + label
-            else:
-                label = max((n for n in names if isinstance(n, Integral)), default=-1)
-                label = int(label) + 1
-            joint = X.copy()
-            joint[label] = codes
-            return joint, label
-        if X.dtype == object:
-            joint = np.empty((X.shape[0], X.shape[1] + 1), dtype=object)
-            joint[:, :-1] = X
-            joint[:, -1] = codes
-        else:
-            joint = np.column_stack([X.astype(float), codes.astype(float)])
-        return joint, X.shape[1]
-
     def _per_column(self, param, value, names, label, label_entry):
         """A per-column parameter of X extended to the joint table."""
         if value is None:
@@ -383,9 +363,13 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Training features.
+            Training features, or a dask array or DataFrame: the joint table
+            is then built block by block beside its rows and read by the
+            synthesizer on the workers (``classes`` and every column's
+            categories or bounds must be declared); the fit is the
+            in-memory fit.
         y : array-like of shape (n_samples,)
-            Labels.
+            Labels (a dask array or Series with dask ``X``).
 
         Returns
         -------
@@ -399,20 +383,24 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
                 f"{type(self).__name__} requires y to be passed, but the target "
                 "y is None."
             )
-        X = self._validate_X(X, reset=True)
-        y = check_array(
-            y, ensure_2d=False, dtype=None, input_name="y", ensure_all_finite=True
-        )
-        y = column_or_1d(y, warn=True)
-        if len(y) != X.shape[0]:
-            raise ValueError(
-                f"X and y have inconsistent numbers of samples: {X.shape[0]} and "
-                f"{len(y)}."
+        if is_dask_collection(X) or is_dask_collection(y):
+            # Built lazily beside X's row blocks: no row reaches the client.
+            joint, label, names, classes, n_rows = dask_joint_table(self, X, y)
+        else:
+            X = self._validate_X(X, reset=True)
+            y = check_array(
+                y, ensure_2d=False, dtype=None, input_name="y", ensure_all_finite=True
             )
-        classes = self._resolve_classes(y)
-        codes = np.searchsorted(classes, y)
-        joint, label = self._joint(X, codes)
-        names = list(X.columns) if is_dataframe(X) else list(range(X.shape[1]))
+            y = column_or_1d(y, warn=True)
+            if len(y) != X.shape[0]:
+                raise ValueError(
+                    f"X and y have inconsistent numbers of samples: {X.shape[0]} "
+                    f"and {len(y)}."
+                )
+            classes = self._resolve_classes(y)
+            joint, label = joint_table(X, np.searchsorted(classes, y))
+            names = list(X.columns) if is_dataframe(X) else list(range(X.shape[1]))
+            n_rows = X.shape[0]
         label_categories = list(range(len(classes)))
         categories = self._per_column(
             "categories", self.categories, names, label, label_categories
@@ -451,7 +439,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         # (its budget None: this fit charges for it) after this fit's charge.
         planned = synthesizer.plan_fit(joint, initial_marginals=initial)
         n_samples = (
-            max(X.shape[0], 10_000) if self.n_samples is None else int(self.n_samples)
+            max(n_rows, 10_000) if self.n_samples is None else int(self.n_samples)
         )
         check_memory(
             8.0 * 4 * n_samples * (d + 1),

@@ -15,7 +15,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["as_row_blocks", "is_dask_collection", "sum_over_row_blocks", "tree_total"]
+__all__ = [
+    "as_row_blocks",
+    "is_dask_collection",
+    "sum_over_row_blocks",
+    "take_rows",
+    "tree_total",
+]
 
 
 def is_dask_collection(obj: Any) -> bool:
@@ -52,6 +58,41 @@ def as_row_blocks(X, y=None):
     if y.chunks[0] != X.chunks[0]:
         y = y.rechunk({0: X.chunks[0]})
     return X, y
+
+
+def take_rows(X, rows):
+    """The rows at the sorted positions ``rows`` of ``X``, in memory or on dask.
+
+    In memory, scikit-learn's ``_safe_indexing``. A dask array is indexed
+    lazily; a dask DataFrame or Series (which has no positional ``take``)
+    keeps, in each partition, the positions that fall in it (one task per
+    partition, handed only its own positions, after one pass that counts
+    the partitions' rows), so its columns keep their dtypes. ``rows`` must
+    be sorted: a partition's rows come back in their order.
+    """
+    if not is_dask_collection(X):
+        from ._sklearn_compat import safe_indexing
+
+        return safe_indexing(X, rows)
+    rows = np.asarray(rows, dtype=np.int64)
+    if not hasattr(X, "map_partitions"):  # a dask array
+        return X[rows]
+    import dask
+    import dask.dataframe as dd
+
+    lengths = dask.compute(X.map_partitions(len))[0]
+    starts = np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))])
+    cuts = np.searchsorted(rows, starts)
+    take = dask.delayed(_take_partition, pure=True)
+    pieces = [
+        take(part, rows[cuts[i] : cuts[i + 1]] - starts[i])
+        for i, part in enumerate(X.to_delayed())
+    ]
+    return dd.from_delayed(pieces, meta=X._meta, verify_meta=False)
+
+
+def _take_partition(part, positions):
+    return part.iloc[positions]
 
 
 def sum_over_row_blocks(

@@ -17,7 +17,7 @@ import datetime
 
 import numpy as np
 
-__all__ = ["non_number_cells", "refuse_non_numbers"]
+__all__ = ["non_number_cells", "non_number_error", "refuse_non_numbers"]
 
 # Cells of an object array that float() would accept or that mean a time.
 _TIME_CELLS = (np.datetime64, np.timedelta64, datetime.date, datetime.timedelta)
@@ -53,12 +53,24 @@ def non_number_cells(values: np.ndarray) -> str | None:
     return None
 
 
-def _refuse_cells(values: np.ndarray, where: str) -> None:
-    found = non_number_cells(values)
+def non_number_error(found: str | None, where: str) -> ValueError | None:
+    """The refusal of cells :func:`non_number_cells` found (``None`` if none).
+
+    What :func:`refuse_non_numbers` raises for an object array holding
+    them; a block function returns ``found`` and its caller raises this, so
+    a dask pass refuses them in the client, as memory does.
+    """
     if found == "dates":
-        raise ValueError(f"{where} " + _DATES.format(what="cells of date/time types"))
+        return ValueError(f"{where} " + _DATES.format(what="cells of date/time types"))
     if found == "bytes":
-        raise ValueError(f"{where} " + _BYTES.format(what="cells of type bytes"))
+        return ValueError(f"{where} " + _BYTES.format(what="cells of type bytes"))
+    return None
+
+
+def _refuse_cells(values: np.ndarray, where: str) -> None:
+    error = non_number_error(non_number_cells(values), where)
+    if error is not None:
+        raise error
 
 
 def refuse_non_numbers(X, name: str = "X", *, cells: bool = True) -> None:

@@ -31,11 +31,18 @@ from sklearn.utils import assert_all_finite
 from sklearn.utils.multiclass import check_classification_targets
 
 from ._dask import as_row_blocks, is_dask_collection
-from ._numbers import refuse_non_numbers
+from ._numbers import non_number_cells, non_number_error, refuse_non_numbers
 from ._row_source import RowSource, row_source
 from ._sklearn_compat import validate_data
 
-__all__ = ["FactsRequest", "RowFacts", "check_finite", "fit_rows", "read_facts"]
+__all__ = [
+    "FactsRequest",
+    "RowFacts",
+    "check_finite",
+    "fit_rows",
+    "known_rows",
+    "read_facts",
+]
 
 
 @dataclass(frozen=True)
@@ -93,7 +100,7 @@ class RowFacts:
 
 
 def _as_float(X, prefix):
-    if getattr(X, "dtype", None) is not None and X.dtype.kind in "OSmM":
+    if getattr(X, "dtype", None) is not None and X.dtype.kind in "SmM":
         refuse_non_numbers(X)
     if prefix is None:
         return np.asarray(X, dtype=np.float64)
@@ -119,6 +126,11 @@ def _block_facts(X, y, request: FactsRequest):
 
 
 def _read_block(X, y, request: FactsRequest):
+    # Dates or bytes in object cells (numpy would read them as numbers): a
+    # fact the client words, so that no worker task fails on them.
+    found = non_number_cells(X) if X.dtype.kind == "O" else None
+    if found is not None:
+        return _non_number_block(X, request, found)
     X = _as_float(X, request.numeric_error)
     nan = np.isnan(X)
     finite = np.isfinite(X)
@@ -144,13 +156,23 @@ def _read_block(X, y, request: FactsRequest):
                 outside = int(np.count_nonzero(~np.isin(y, request.classes)))
     else:
         counts += [0, 0]
-    return np.array(counts, dtype=np.int64), low, high, norm, labels, outside
+    return np.array(counts, dtype=np.int64), low, high, norm, labels, outside, None
+
+
+def _non_number_block(X, request: FactsRequest, found: str):
+    """The facts of a block holding dates or bytes: ``found``, and nothing."""
+    low = high = norm = None
+    if request.extremes:
+        low, high = np.full(X.shape[1:], np.inf), np.full(X.shape[1:], -np.inf)
+    if request.row_norm is not None:
+        norm = 0.0
+    return np.zeros(4, dtype=np.int64), low, high, norm, None, 0, found
 
 
 def _merge_facts(*parts):
     """Combine block facts: add the counts, take extremes, join label sets."""
     counts = parts[0][0].copy()
-    low, high, norm, labels, outside = parts[0][1:]
+    low, high, norm, labels, outside, found = parts[0][1:]
     for part in parts[1:]:
         counts = counts + part[0]
         if low is not None:
@@ -160,7 +182,9 @@ def _merge_facts(*parts):
         if part[4] is not None:
             labels = part[4] if labels is None else np.union1d(labels, part[4])
         outside += part[5]
-    return counts, low, high, norm, labels, outside
+        if part[6] is not None and found != "dates":  # dates are named first
+            found = part[6]
+    return counts, low, high, norm, labels, outside, found
 
 
 def read_facts(rows: RowSource, request: FactsRequest = FactsRequest()) -> RowFacts:
@@ -176,9 +200,12 @@ def read_facts(rows: RowSource, request: FactsRequest = FactsRequest()) -> RowFa
     >>> facts.x_nan, facts.x_inf, facts.low.tolist(), facts.high.tolist()
     (1, 1, [1.0, 2.0], [1.0, 2.0])
     """
-    counts, low, high, norm, labels, outside = rows.block_reduce(
+    counts, low, high, norm, labels, outside, found = rows.block_reduce(
         _block_facts, _merge_facts, request
     )
+    error = non_number_error(found, "X")
+    if error is not None:
+        raise error
     x_nan, x_inf, y_nan, y_inf = (int(c) for c in counts)
     return RowFacts(x_nan, x_inf, y_nan, y_inf, low, high, norm, labels, outside)
 
@@ -215,7 +242,8 @@ def _refuse_shape(X, name: str) -> None:
     raise ValueError(f"Found array with dim {X.ndim}. {name} expected <= 2.")
 
 
-def _known_rows(X):
+def known_rows(X):
+    """A dask array whose row chunks are known (one pass if they are not)."""
     if any(math.isnan(c) for c in X.chunks[0]):
         X = X.compute_chunk_sizes()  # the number of rows is public
     return X
@@ -235,7 +263,7 @@ def _dask_fit_rows(estimator, X, y, supervised: bool) -> RowSource:
     if X.dtype.kind == "c":
         raise ValueError("Complex data not supported (a dask collection, not shown).")
     refuse_non_numbers(columns if columns is not None else X)
-    X = _known_rows(X)
+    X = known_rows(X)
     n_samples, n_features = (int(s) for s in X.shape)
     for count, what in ((n_samples, "sample"), (n_features, "feature")):
         if count < 1:
@@ -244,7 +272,7 @@ def _dask_fit_rows(estimator, X, y, supervised: bool) -> RowSource:
                 f"minimum of 1 is required by {name}."
             )
     if y is not None:
-        y = _known_rows(as_row_blocks(y)[0])
+        y = known_rows(as_row_blocks(y)[0])
         if y.ndim == 2 and y.shape[1] == 1:
             warnings.warn(
                 "A column-vector y was passed when a 1d array was expected. "

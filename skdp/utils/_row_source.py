@@ -33,10 +33,12 @@ sets) are combined by the same tree with :meth:`RowSource.block_reduce`;
 per-row results (k-means' labels) are :meth:`RowSource.map_rows`, a lazy
 dask array on dask.
 
-Every pass runs its block functions with one BLAS thread
-(:func:`one_blas_thread`), in both backends: a product's rounding then
-never depends on how many threads the process or the worker has (and the
-blocks run in parallel on dask anyway).
+Every block function runs with one BLAS thread, in both backends
+(:func:`~skdp.utils._threads.one_blas_thread`, skdp's thread policy): the
+client takes it around every pass, and every dask task that runs blocks
+takes it on its worker, whatever the worker's own setting. A product's
+rounding then never depends on how many threads the process or the worker
+has (and the blocks run in parallel on dask anyway).
 
 :meth:`RowSource.subsample_sum` is a sum over a subsample of the rows
 (DP-SGD's Poisson batches): the client draws the subsample; its rows, cut
@@ -47,7 +49,6 @@ dask compute bitwise the same chunk results and add them by the same tree.
 
 from __future__ import annotations
 
-import functools
 import math
 import operator
 from collections.abc import Callable
@@ -57,6 +58,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._dask import as_row_blocks, is_dask_collection
+from ._threads import blas_single_thread, one_blas_thread
 
 __all__ = [
     "MIN_BLOCK_ROWS",
@@ -290,8 +292,8 @@ class RowSource:
         row order: a NumPy array here, a lazy dask array (computed when the
         caller asks; ``persist`` it to keep it on the workers) on dask, so
         per-row results never gather in the client unasked. The lazy blocks run
-        whenever the caller computes them, outside :func:`one_blas_thread`:
-        ``func`` should not rely on BLAS for results that must agree.
+        whenever the caller computes them, each with one BLAS thread as in
+        every pass.
         """
         out = None
         start = 0
@@ -484,29 +486,6 @@ class DaskRowSource(RowSource):
         )
 
 
-@functools.lru_cache(maxsize=1)
-def _blas_controller():
-    """The process's thread pools, found once (a scan costs ~40 ms)."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-def one_blas_thread():
-    """A context in which BLAS uses one thread (process-wide), for the blocks.
-
-    Taken by the client around every pass (the in-memory loop, or the
-    ``dask.compute`` that runs the blocks), so the blocks that run in this
-    process -- in memory, with the synchronous or threaded scheduler, or on
-    in-process ``distributed`` workers -- all see one BLAS thread; dask's
-    worker processes start with one (``distributed.nanny.pre-spawn-environ``
-    sets ``OPENBLAS_NUM_THREADS=1``). Not taken inside each block: BLAS has
-    one thread count per process, and blocks running at once in several
-    threads would restore it under each other.
-    """
-    return _blas_controller().limit(limits=1, user_api="blas")
-
-
 def _is_frame(X) -> bool:
     """A pandas DataFrame (recognised without importing pandas)."""
     return hasattr(X, "iloc") and hasattr(X, "columns") and hasattr(X, "dtypes")
@@ -529,6 +508,7 @@ def _split_group(X, y, block_rows):
         yield X[start:stop], None if y is None else y[start:stop]
 
 
+@blas_single_thread
 def _group_reduce(func, combine, X, y, args, block_rows, fan_in, levels):
     # On a worker: the group's blocks, then exactly `levels` levels of the
     # canonical tree over them (a lone last input is combined alone, as the
@@ -541,6 +521,7 @@ def _group_reduce(func, combine, X, y, args, block_rows, fan_in, levels):
     return parts
 
 
+@blas_single_thread
 def _group_map(func, X, y, args, block_rows):
     return [_call_on_block(func, a, b, args) for a, b in _split_group(X, y, block_rows)]
 
@@ -556,6 +537,7 @@ def _take_rows(X, y, chosen):
     return X, None if y is None else np.asarray(y)[chosen]
 
 
+@blas_single_thread
 def _call_on_pieces(func, pieces, args):
     # One chunk of a subsample: its rows as one C-ordered array, the same
     # array an in-memory source hands ``func``.

@@ -26,8 +26,12 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 # Not scikit-learn's, but a requirement of every scikit-learn release skdp
-# supports, so always installed with it.
-from threadpoolctl import threadpool_limits
+# supports, so always installed with it; OpenBLASController is not in its
+# public names.
+try:
+    from threadpoolctl import OpenBLASController as _OpenBLASController
+except ImportError:  # pragma: no cover - a threadpoolctl without it
+    _OpenBLASController = None
 
 from ._numbers import refuse_non_numbers
 
@@ -45,8 +49,8 @@ __all__ = [
     "fit_context",
     "fitting_as_step_with_target",
     "num_samples",
+    "release_blas_control",
     "safe_indexing",
-    "threadpool_limits",
     "validate_data",
     "validate_params",
 ]
@@ -139,3 +143,20 @@ def fitting_as_step_with_target(estimator) -> bool:
                 return True
         frame = frame.f_back
     return False
+
+
+def release_blas_control() -> None:
+    """Let any thread set OpenBLAS's thread count next.
+
+    OpenBLAS built with pthreads has one thread pool for the whole process.
+    threadpoolctl (3.7 and later) therefore lets only one thread change its
+    size -- the first to try, until that thread's ``with`` block ends -- and
+    silently ignores the others. skdp's thread policy
+    (:func:`skdp.utils._threads.one_blas_thread`) is held for the whole
+    process, may be left by another thread than the one that took it, and
+    is not a ``with`` block of threadpoolctl's, so it releases that control
+    around each change it makes.
+    """
+    clear = getattr(_OpenBLASController, "clear_controlling_thread", None)
+    if clear is not None:
+        clear(force=True)

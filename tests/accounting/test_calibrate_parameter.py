@@ -111,3 +111,47 @@ def test_solve_monotone_on_a_closed_form():
         solve_monotone(lambda p: p, 1.0, increasing=True, bracket=(2.0, 1.0))
     with pytest.raises(ValueError, match="tolerance"):
         solve_monotone(lambda p: p, 1.0, increasing=True, tolerance=0.0)
+
+
+class _Scaled(RDPAccountant):
+    """Renyi-DP epsilons times ``factor``: a guide that is wrong on purpose."""
+
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+
+    def _config(self):
+        return (*super()._config(), self.factor)
+
+    def epsilon_delta(self, events, delta):
+        epsilon, spent = super().epsilon_delta(events, delta)
+        return epsilon * self.factor, spent
+
+
+class _Misguided(RDPAccountant):
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+
+    def guide(self, event):
+        return _Scaled(self.factor)
+
+
+@pytest.mark.parametrize("factor", [0.5, 2.0])
+def test_a_guide_that_disagrees_does_not_decide(factor):
+    # The guide's crossing is wrong by a factor 2 in epsilon either way; the
+    # accountant's check of its bracket fails and it searches alone.
+    accountant = _Misguided(factor)
+    sigma = calibrate_parameter(GaussianEvent, 1.0, 1e-5, accountant, increasing=False)
+    cost = _cost(GaussianEvent, RDPAccountant(), 1e-5)
+    assert cost(sigma) <= 1.0
+    assert cost(sigma * (1 - 1e-6)) > 1.0
+
+
+def test_the_default_accountant_guides_dpsgd_by_its_pld():
+    accountant = PrivacyAccountant()
+    dpsgd = PoissonSubsampledGaussianEvent(0.01, 1.0, 100)
+    assert accountant.guide(dpsgd) is accountant.pld
+    # Renyi-DP methods win elsewhere (the exact Gaussian, zCDP, ...).
+    assert accountant.guide(GaussianEvent(1.0)) is accountant
+    assert accountant.guide(PoissonSubsampledGaussianEvent(1.0, 1.0, 10)) is accountant

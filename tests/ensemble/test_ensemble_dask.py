@@ -202,3 +202,64 @@ def test_dask_fits_need_the_whole_public_schema(name):
             "must be declared",
             **{omitted: None},
         )
+
+
+@pytest.mark.parametrize("name", ["boosting-2", "forest-3"])
+@pytest.mark.parametrize("classes", [[0], [0, np.nan], [[0, 1], [1, 2]]])
+def test_declared_classes_are_checked_on_dask_as_in_memory(
+    name, classes, assert_same_refusal
+):
+    # The dask path read classes with np.unique alone: one declared class
+    # was fitted and charged on dask while memory refused it.
+    _, y, _ = CASES[name]
+    y_one = np.zeros_like(y)
+
+    def fit(data, budget):
+        _estimator(name, classes=classes, budget=budget).fit(*data)
+
+    kind, message = assert_same_refusal(
+        fit,
+        (X, y_one),
+        (da.from_array(X, chunks=1000), da.from_array(y_one, chunks=1000)),
+    )
+    assert kind is ValueError and "classes must" in message
+
+
+def _dated_table():
+    table = _with_text_column()
+    table[2500, 1] = np.datetime64("2024-01-02")  # numpy reads it as days
+    return table
+
+
+def test_dates_in_a_numeric_feature_are_a_code_the_client_words(assert_same_refusal):
+    # The block check raised in the worker task; it returns a code now, as
+    # for text, and the client words the refusal memory gives.
+    from skdp.ensemble._binning import _readable_block
+
+    code = _readable_block(_dated_table()[2048:], Y2[2048:], [0, 1, 2], None)
+    assert code[0] == 4
+    table = _dated_table()
+    params = dict(categorical_features=[3], categories=[CATEGORIES])
+
+    def fit(data, budget):
+        _estimator("boosting-2", budget=budget, **params).fit(*data)
+
+    kind, message = assert_same_refusal(
+        fit,
+        (table, Y2),
+        (da.from_array(table, chunks=(1000, 4)), da.from_array(Y2, chunks=1000)),
+    )
+    assert kind is ValueError and "holds dates or durations" in message
+
+
+@pytest.mark.slow
+def test_no_worker_task_fails_on_a_refused_block(dask_cluster):
+    params = dict(categorical_features=[3], categories=[CATEGORIES])
+    with dask.config.set(scheduler=dask_cluster.get):
+        with pytest.raises(ValueError, match="holds dates or durations"):
+            _estimator("forest-2", **params).fit(
+                da.from_array(_dated_table(), chunks=(1000, 4)),
+                da.from_array(Y2, chunks=1000),
+            )
+    logs = dask_cluster.get_worker_logs()
+    assert not any("Compute Failed" in line for log in logs.values() for _, line in log)

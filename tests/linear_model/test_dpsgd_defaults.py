@@ -110,3 +110,31 @@ def test_default_step_bounds_the_margin_noise():
     # 1/sqrt(8000) ~ 1.1%, so 5% is 4.5 sd; the grid slack adds below 1e-8.
     assert np.std(clf.coef_) == pytest.approx(expected, rel=0.05)
     assert abs(np.mean(clf.coef_)) < 5 * expected / math.sqrt(d)
+
+
+def test_candidates_of_a_search_share_their_calibrations():
+    # The noise calibration depends on (epsilon, delta, q, steps) and the
+    # accountant only: GridSearchCV's candidates and clones that differ in C
+    # or the clipping norm calibrate each (epsilon, training size) once.
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    from skdp.accounting._calibration import _calibrate_gaussian_noise_multiplier
+
+    rng = np.random.default_rng(0)
+    X = _unit_rows(rng, 600, 4)
+    y = (X[:, 0] > 0).astype(int)
+    grid = {"epsilon": [0.5, 2.0], "C": [0.1, 1.0], "max_grad_norm": [0.5, 1.0]}
+    search = GridSearchCV(
+        DPLogisticRegression(
+            method="gradient", data_norm=1.0, classes=[0, 1], epochs=2, delta=2e-7
+        ),
+        grid,
+        cv=KFold(2),
+    )
+    _calibrate_gaussian_noise_multiplier.cache_clear()
+    search.fit(X, y)
+    info = _calibrate_gaussian_noise_multiplier.cache_info()
+    # 8 candidates x 2 folds on 300 rows, then one refit on 600 rows: two
+    # epsilons at n=300 and the best one at n=600 are calibrated.
+    assert info.misses == 3
+    assert info.hits == 8 * 2 - 2

@@ -391,3 +391,17 @@ def test_dpsgd_step_is_capped_on_the_targets_scale():
         / (q * 2000)
     )
     assert noise_sd == pytest.approx(0.1, rel=1e-9)
+
+
+@pytest.mark.filterwarnings("ignore::skdp.exceptions.PrivacyLeakWarning")
+@pytest.mark.parametrize("data_norm", [None, 1.0])
+def test_an_adassp_fit_makes_no_copy_of_float64_rows(data_norm, copies_of_x):
+    # Z^T Z is summed block by block, and the largest row norm read so. (The
+    # noise draws take about 5 MB whatever n: X is 24 MB here.)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200_000, 16))
+    y = X[:, 0] + 0.1 * rng.normal(size=200_000)
+    model = DPLinearRegression(
+        method="adassp", data_norm=data_norm, y_bounds=(-4, 4), random_state=0
+    )
+    assert copies_of_x(lambda A: model.fit(A, y[: len(A)]), X) < 0.5

@@ -238,3 +238,17 @@ def test_sklearn_checks_for_the_other_methods(params):
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         warnings.simplefilter("ignore", SkipTestWarning)
         check_estimator(DPLogisticRegression(random_state=0, **params))
+
+
+@pytest.mark.filterwarnings("ignore::skdp.exceptions.PrivacyLeakWarning")
+@pytest.mark.parametrize("data_norm", [None, 1.0])
+@pytest.mark.parametrize("method", ["objective", "output"])
+def test_a_fit_makes_no_copy_of_float64_rows(method, data_norm, copies_of_x):
+    # The rows are bounded block by block and, with data_norm=None, their
+    # largest norm is read block by block too (it was read from the whole
+    # X, through two temporary copies of it).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100_000, 8)) / 2  # most rows beyond norm 1
+    y = (X[:, 0] - 0.5 * X[:, 1] > 0).astype(int)
+    model = _private(method=method, data_norm=data_norm)
+    assert copies_of_x(lambda A: clone(model).fit(A, y[: len(A)]), X) < 0.5

@@ -8,9 +8,12 @@ from skdp.linear_model._rows import (
     RowSpec,
     bound_rows,
     bounded_rows,
+    largest,
+    largest_row_norm,
     row_norms,
     with_constant_column,
 )
+from skdp.utils._row_source import row_source
 
 
 def _rows(seed=0):
@@ -70,3 +73,13 @@ def test_row_spec_targets():
     given = RowSpec(n_features=2)
     np.testing.assert_array_equal(given.targets(np.array([1.0, -1.0])), [[1], [-1]])
     assert given.n_coef == 2 and RowSpec(intercept=0.5, n_features=2).n_coef == 3
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_largest_row_norm_read_block_by_block_is_the_whole_arrays(sparse):
+    # 9 blocks: the tree's last node has a single input.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(9 * 1024, 5)) * 10.0 ** rng.integers(-150, 150, (9216, 1))
+    X = sp.csr_matrix(X) if sparse else X
+    found = row_source(X).block_reduce(largest_row_norm, largest)
+    assert found == row_norms(X).max()

@@ -676,3 +676,31 @@ def test_a_scoring_callable_that_fails_on_one_row_drops_no_trial():
         ).fit(*data)
         assert search.best_estimator_ is not None
         assert 0.0 <= search.best_score_ or math.isfinite(search.best_score_)
+
+
+def test_a_dask_dataframe_search_is_the_pandas_search(dask_sync):
+    # The split took rows with scikit-learn's _safe_indexing, which a dask
+    # DataFrame has no positional take for (AttributeError). Each part now
+    # keeps its rows in order, so a dask DataFrame is split by partitions.
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = _normalised_classification(n=2100)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    estimator = DPLogisticRegression(method="objective", data_norm=1.0, classes=[0, 1])
+
+    def search(X, y):
+        return PrivateSearchCV(
+            estimator, {"C": [0.1, 1.0, 10.0]}, mean_trials=3, random_state=2
+        ).fit(X, y)
+
+    memory = search(frame, pd.Series(y))
+    on_dask = search(
+        dd.from_pandas(frame, npartitions=3),
+        dd.from_pandas(pd.Series(y), npartitions=2),
+    )
+    assert on_dask.best_params_ == memory.best_params_
+    assert on_dask.best_score_ == memory.best_score_
+    np.testing.assert_array_equal(
+        on_dask.best_estimator_.coef_, memory.best_estimator_.coef_
+    )
+    assert list(on_dask.best_estimator_.feature_names_in_) == list(frame.columns)

@@ -74,3 +74,36 @@ def test_pandas_output_and_column_transformer():
     ct = ColumnTransformer([("scale", BoundedMinMaxScaler(bounds=(0, 100)), ["age"])])
     ct.set_output(transform="pandas")
     assert list(ct.fit_transform(df).columns) == ["scale__age"]
+
+
+def test_a_dask_fit_reads_no_row_in_the_client(dask_sync, largest_task_rows):
+    # It used to gather the whole dask array into the client (validate_data)
+    # and lost a dask DataFrame's column names.
+    dd = pytest.importorskip("dask.dataframe")
+    frame = pd.DataFrame(np.random.default_rng(2).normal(size=(3000, 2)))
+    frame.columns = ["age", "hours"]
+    frame.iloc[5, 1] = np.nan  # passes through, as in memory
+    memory = BoundedMinMaxScaler(bounds=(-1, 1)).fit(frame)
+    with largest_task_rows() as seen:
+        on_dask = BoundedMinMaxScaler(bounds=(-1, 1)).fit(
+            dd.from_pandas(frame, npartitions=3)
+        )
+    assert 0 < seen.rows <= 1024
+    assert list(on_dask.feature_names_in_) == ["age", "hours"]
+    for name in ("lower_", "upper_", "scale_", "min_", "n_features_in_"):
+        np.testing.assert_array_equal(getattr(on_dask, name), getattr(memory, name))
+
+
+def test_dask_input_is_refused_as_memory_input_is(dask_sync, assert_same_refusal):
+    da = pytest.importorskip("dask.array")
+    X = np.zeros((3000, 2))
+    X[2500, 1] = np.inf
+
+    def fit(data, budget):
+        BoundedMinMaxScaler(bounds=(0, 1)).fit(data)
+
+    kind, message = assert_same_refusal(fit, X, da.from_array(X, chunks=1000))
+    assert kind is ValueError and "infinity" in message
+    # Bounds are never read from dask data.
+    with pytest.raises(ValueError, match="needs declared bounds"):
+        BoundedMinMaxScaler().fit(da.from_array(np.zeros((10, 2)), chunks=5))

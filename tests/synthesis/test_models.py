@@ -100,3 +100,28 @@ def test_elimination_split_by_value_is_exact_and_bounded(monkeypatch, limit):
         assert len(built) > 1  # split
         unsplit = original(tree._subtree_factors(set(triple)), triple, SIZES, True)[1]
         assert max(built) < unsplit
+
+
+@pytest.mark.parametrize("extreme", [-2000.0, -700.0, 2000.0])
+def test_tree_marginals_are_exact_when_a_separator_value_is_nearly_impossible(
+    extreme,
+):
+    # A value of the separator attribute 1 with a log-weight of -2000 has
+    # probability exp(-2000): its mass underflows, and the calibration must
+    # take the exact log-sum-exp there (no NaN, the same marginals as the
+    # dense table); +2000 makes every other value nearly impossible.
+    sizes = (3, 4, 2)
+    rng = np.random.default_rng(4)
+    potentials = {(0, 1): rng.normal(size=(3, 4)), (1, 2): rng.normal(size=(4, 2))}
+    potentials[(0, 1)][:, 0] += extreme
+    dense = _models_module.DenseModel(sizes)
+    dense.set_potentials(potentials)
+    tree = JunctionTreeModel(sizes, list(potentials))
+    tree.set_potentials(potentials)
+    assert len(tree.nodes) == 2  # the separator (1,) is summed over
+    for clique in [(0,), (1,), (0, 1), (1, 2), (0, 2)]:
+        np.testing.assert_allclose(
+            tree.marginal(clique), dense.marginal(clique), atol=1e-12
+        )
+    for log_belief in tree.log_beliefs:
+        assert not np.isnan(log_belief).any()

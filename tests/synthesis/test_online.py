@@ -429,3 +429,35 @@ def test_a_domain_read_from_the_data_is_in_natural_order():
     with pytest.warns(PrivacyLeakWarning, match="domain"):
         pmw = OnlinePMW(random_state=0).fit(X)
     assert pmw.domain_ == ((9, 10, 100),)
+
+
+def test_dask_rows_stay_on_the_workers_and_are_refused_alike(
+    dask_sync, largest_task_rows, assert_same_refusal
+):
+    # A dask array used to be gathered into the client (np.asarray) and a
+    # dask DataFrame failed on its lazy shape.
+    da = pytest.importorskip("dask.array")
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    rows = _lecture_rows(3000)
+    for on_dask in (
+        da.from_array(rows, chunks=(700, 3)),
+        dd.from_pandas(pd.DataFrame(rows, columns=list("abc")), npartitions=3),
+    ):
+        memory = OnlinePMW(BITS, epsilon=2.0, random_state=1).fit(rows)
+        with largest_task_rows() as seen:
+            dasked = OnlinePMW(BITS, epsilon=2.0, random_state=1).fit(on_dask)
+        assert 0 < seen.rows <= 1024
+        assert dasked.answer([1, 0, 1, 0, 1, 0, 1, 0]) == memory.answer(
+            [1, 0, 1, 0, 1, 0, 1, 0]
+        )
+    outside = rows.copy()
+    outside[2500, 1] = 2
+
+    def fit(data, budget):
+        OnlinePMW(BITS, budget=budget).fit(data)
+
+    kind, message = assert_same_refusal(
+        fit, outside, da.from_array(outside, chunks=(700, 3))
+    )
+    assert kind is ValueError and "outside its declared domain" in message

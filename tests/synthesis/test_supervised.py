@@ -389,3 +389,50 @@ def test_marginal_errors():
     assert errors == {("x", "c"): 1.0}
     with pytest.raises(ValueError, match="different columns"):
         marginal_errors(frame, frame[["c", "x"]])
+
+
+def test_dask_input_is_the_in_memory_fit_and_stays_on_the_workers(
+    dask_sync, largest_task_rows, assert_same_fit
+):
+    # A dask array was gathered into the client (validate_data, check_array)
+    # and a dask DataFrame failed on its lazy shape. The joint table is now
+    # built beside X's row blocks and read by the synthesizer's row source.
+    da = pytest.importorskip("dask.array")
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = _data(n=3000)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    for memory_input, dask_input in [
+        ((X, y), (da.from_array(X, chunks=(700, 2)), da.from_array(y, chunks=900))),
+        (
+            (frame, pd.Series(y)),
+            (
+                dd.from_pandas(frame, npartitions=3),
+                dd.from_pandas(pd.Series(y), npartitions=2),
+            ),
+        ),
+    ]:
+        memory = _classifier(random_state=3).fit(*memory_input)
+        with largest_task_rows() as seen:
+            on_dask = _classifier(random_state=3).fit(*dask_input)
+        assert 0 < seen.rows < 3000  # input chunks or canonical blocks
+        assert_same_fit(memory, on_dask)
+        rows = memory_input[0]
+        np.testing.assert_array_equal(on_dask.predict(rows), memory.predict(rows))
+
+
+@pytest.mark.parametrize("bad", ["outside", "nan"])
+def test_dask_labels_are_refused_as_in_memory(bad, dask_sync, assert_same_refusal):
+    da = pytest.importorskip("dask.array")
+    X, y = _data(n=3000)
+    y = y.astype(float)
+    y[2500] = 7 if bad == "outside" else np.nan
+
+    def fit(data, budget):
+        _classifier(budget=budget).fit(*data)
+
+    kind, message = assert_same_refusal(
+        fit, (X, y), (da.from_array(X, chunks=1000), da.from_array(y, chunks=1000))
+    )
+    assert kind is ValueError and ("not in classes" in message or "NaN" in message)
+    with pytest.raises(ValueError, match="classes must be declared for dask"):
+        _classifier(classes=None).fit(da.from_array(X), da.from_array(y))

@@ -3,7 +3,12 @@
 import numpy as np
 import pytest
 
-from skdp.utils._dask import as_row_blocks, is_dask_collection, sum_over_row_blocks
+from skdp.utils._dask import (
+    as_row_blocks,
+    is_dask_collection,
+    sum_over_row_blocks,
+    take_rows,
+)
 
 da = pytest.importorskip("dask.array")
 
@@ -41,3 +46,29 @@ def test_a_dask_dataframe_becomes_aligned_row_blocks():
     )
     assert X.chunks[0] == y.chunks[0]
     np.testing.assert_allclose(X.compute(), frame.to_numpy())
+
+
+def test_take_rows_of_every_container_gives_the_same_rows(dask_sync):
+    # A dask DataFrame has no positional take (scikit-learn's _safe_indexing
+    # failed on it): each partition keeps its own positions, dtypes intact.
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(
+        {
+            "a": rng.normal(size=500),
+            "b": pd.Categorical(rng.choice(["x", "y"], size=500)),
+        }
+    )
+    rows = np.sort(rng.choice(500, size=120, replace=False))
+    rows[:2] = [0, 1]  # a partition's first rows, and the last row
+    rows[-1] = 499
+    expected = frame.iloc[rows]
+    got = take_rows(dd.from_pandas(frame, npartitions=4), rows)
+    assert is_dask_collection(got)
+    pd.testing.assert_frame_equal(got.compute(), expected)
+    series = take_rows(dd.from_pandas(frame["a"], npartitions=3), rows).compute()
+    pd.testing.assert_series_equal(series, expected["a"])
+    array = take_rows(da.from_array(frame["a"].to_numpy(), chunks=70), rows)
+    np.testing.assert_array_equal(array.compute(), expected["a"].to_numpy())
+    pd.testing.assert_frame_equal(take_rows(frame, rows), expected)

@@ -108,3 +108,22 @@ def test_a_dask_dataframe_column_of_dates_is_named(dask_sync):
     frame = pd.DataFrame({"a": np.zeros(10), "when": pd.date_range("2024", periods=10)})
     with pytest.raises(ValueError, match="column 'when' holds dates"):
         fit_rows(_Model(), dd.from_pandas(frame, npartitions=2))
+
+
+@pytest.mark.parametrize(
+    "cell, found", [(np.datetime64("2024-01-02"), "dates"), (b"3", "bytes")]
+)
+def test_a_block_of_dates_or_bytes_is_a_fact_the_client_words(cell, found):
+    # The block function used to raise in the worker task (a failed task on
+    # a cluster, logged there); it returns what it found instead.
+    from skdp.utils._row_checks import _block_facts
+
+    X = np.zeros((1024, 2), dtype=object)
+    X[700, 1] = cell
+    facts = _block_facts(X, None, FactsRequest(extremes=True, row_norm=_norms))
+    assert facts[-1] == found
+    with pytest.raises(ValueError, match="X holds (dates|bytes)") as refused:
+        read_facts(row_source(np.concatenate([np.zeros((2048, 2)), X])))
+    with pytest.raises(ValueError) as direct:
+        fit_rows(_Model(), X)  # scikit-learn's path in memory refuses alike
+    assert str(refused.value) == str(direct.value)

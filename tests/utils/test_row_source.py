@@ -8,10 +8,10 @@ from sklearn.base import clone
 from skdp.utils._row_source import (
     MIN_BLOCK_ROWS,
     canonical_block_rows,
-    one_blas_thread,
     row_source,
     tree_sum,
 )
+from skdp.utils._threads import one_blas_thread
 
 
 def _moments(X, y):
@@ -169,6 +169,24 @@ def test_block_functions_run_with_one_blas_thread_in_both_backends():
     with dask.config.set(scheduler="threads"):
         rows = row_source(da.from_array(X, chunks=1024))
         assert rows.block_reduce(_blas_threads, _largest) == 1
+
+
+def test_a_dask_task_runs_its_blocks_with_one_blas_thread_whatever_its_worker():
+    # A worker process started without dask's nanny setting (or a user's
+    # own) may run BLAS on many threads: the task that computes a group of
+    # blocks takes one thread itself, and gives the setting back after.
+    from threadpoolctl import ThreadpoolController
+
+    from skdp.utils._row_source import _call_on_pieces, _group_map, _group_reduce
+
+    X, _ = _data()
+    with ThreadpoolController().limit(limits=2, user_api="blas"):
+        if _blas_threads(X, None) != 2:
+            pytest.skip("this BLAS cannot be set to two threads")
+        assert _group_reduce(_blas_threads, _largest, X, None, (), 1024, 8, 1) == [1]
+        assert set(_group_map(_blas_threads, X, None, (), 1024)) == {1}
+        assert _call_on_pieces(_blas_threads, [(X, None)], ()) == 1
+        assert _blas_threads(X, None) == 2
 
 
 @pytest.mark.slow
