@@ -18,8 +18,8 @@ a dask collection must release, bitwise, the in-memory fit's model
 (``assert_same_refusal``), and never hand one task all the rows
 (``largest_task_rows``), under the synchronous scheduler (``dask_sync``) or
 on a two-worker ``distributed.LocalCluster`` (``dask_cluster``, for tests
-marked slow); ``copies_of_x`` measures how many copies of ``X`` an
-in-memory fit makes.
+marked slow: one cluster per session, one client per module);
+``copies_of_x`` measures how many copies of ``X`` an in-memory fit makes.
 
 ``SKDP_TEST_POSTGRES_URL`` names a database the tests may create tables in
 (``.ci/run`` starts a throwaway server with ``.ci/postgres.sh`` and sets it).
@@ -150,16 +150,30 @@ def dask_sync():
         yield
 
 
-@pytest.fixture(scope="module")
-def dask_cluster():
-    """A ``distributed.Client`` on a LocalCluster of two worker processes."""
+@pytest.fixture(scope="session")
+def _local_cluster():
+    """One LocalCluster of two worker processes for the whole session.
+
+    Its workers start (and import scikit-learn) once, not once per module;
+    each module still gets a client of its own (``dask_cluster``).
+    """
     distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def dask_cluster(_local_cluster):
+    """A ``distributed.Client`` on a LocalCluster of two worker processes.
+
+    The module's client is dask's default scheduler until the module ends;
+    the workers behind it are the session's (``_local_cluster``).
+    """
+    distributed = pytest.importorskip("distributed")
+    with distributed.Client(_local_cluster) as client:
+        client.wait_for_workers(2, timeout=60)
         yield client
 
 
