@@ -121,7 +121,7 @@ def test_candidates_of_a_search_share_their_calibrations():
     from skdp.accounting._calibration import _calibrate_gaussian_noise_multiplier
 
     rng = np.random.default_rng(0)
-    X = _unit_rows(rng, 600, 4)
+    X = sphere_rows(rng, 600, 4)
     y = (X[:, 0] > 0).astype(int)
     grid = {"epsilon": [0.5, 2.0], "C": [0.1, 1.0], "max_grad_norm": [0.5, 1.0]}
     search = GridSearchCV(
