@@ -39,8 +39,8 @@ FAULT_TESTS = [
     "tests/test_hostile_generated.py",
     "tests/parallel/test_full_disk.py",
     "tests/parallel/test_crash_durability.py",
-    "tests/accounting/test_sqlite_ledger_existing_files.py",
-    "tests/accounting/test_postgres_ledger.py",
+    "tests/accounting/ledgers/test_sqlite_ledger_existing_files.py",
+    "tests/accounting/ledgers/test_postgres_ledger.py",
 ]
 
 

@@ -76,8 +76,9 @@ def _record(event):
     ``(epsilon, delta)`` the budget charged (here a Renyi bound at delta
     1e-8, cheap and valid), before it the bare event."""
     try:
-        from skdp.accounting import CertifiedEvent, RDPAccountant
+        from skdp.accounting import RDPAccountant
         from skdp.accounting._composition import pure_epsilon
+        from skdp.accounting._filters import CertifiedEvent
     except ImportError:
         return event
     pure = pure_epsilon([event])

@@ -4,11 +4,11 @@ The rows and the split are those of the logistic benchmark (the bundled
 ``adult_clean.csv``, stratified 80/20 with ``random_state=0``; the script
 checks that its labels match ``_adult_split.load_raw_split``'s), and nothing
 is read from the data without privacy. The pipeline is the demo's
-(``skdp._demo.private_pipeline``):
+(``skdp.cli._demo.private_pipeline``):
 
 * a ``ColumnTransformer`` of a one-hot encoder over the *published*
   categories (``load_adult().categories``, the data set's schema) and
-  ``DPStandardScaler`` with the public ranges of ``skdp._demo.NUMERIC_RANGES``
+  ``DPStandardScaler`` with the public ranges of ``skdp.cli._demo.NUMERIC_RANGES``
   (ages 17-90, education 1-16, capital gain clipped at 20,000 and loss at
   5,000, hours 1-99; ``fnlwgt``, a sampling weight, is dropped), spending
   ``scaler_share`` of the total epsilon;
@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 from _adult_split import load_raw_split  # noqa: E402 (benchmarks/ is on sys.path)
 
 from skdp import PrivacyBudget, check_pipeline  # noqa: E402
-from skdp._demo import adult_split, private_pipeline  # noqa: E402
+from skdp.cli._demo import adult_split, private_pipeline  # noqa: E402
 
 DELTA = 1e-5
 

@@ -36,8 +36,9 @@ from skdp.mechanisms import (
     sample_discrete_gaussian,
     sample_discrete_laplace,
 )
+from skdp.mechanisms._bernoulli import bernoulli_exp_neg
 from skdp.utils import RandomSource
-from skdp.utils._random import bernoulli_exp_neg, geometric_exp_neg_one
+from skdp.utils._random import geometric_exp_neg_one
 
 _ONE_MINUS_INV_E = -math.expm1(-1.0)
 

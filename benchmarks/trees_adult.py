@@ -12,7 +12,7 @@ Three parts (``--parts``), the data and public schemas of
   ``DPExplainableBoostingClassifier`` (DP-EBM, interpret-core 0.7.8, its
   defaults, the same bounds, every column's type declared); diffprivlib
   0.6.6's ``RandomForestClassifier`` (its defaults, every column bounded);
-  skdp's best private logistic pipeline (``skdp._demo.private_pipeline``:
+  skdp's best private logistic pipeline (``skdp.cli._demo.private_pipeline``:
   one-hot over the published categories, ``DPStandardScaler`` on public
   ranges, DP-SGD ``DPLogisticRegression``, one budget of ``(epsilon,
   1e-5)``); the non-private references (scikit-learn's
@@ -82,7 +82,7 @@ from _trees_data import (  # noqa: E402
     cancer_split,
 )
 
-from skdp._demo import private_pipeline  # noqa: E402
+from skdp.cli._demo import private_pipeline  # noqa: E402
 from skdp.ensemble import (  # noqa: E402
     DPHistGradientBoostingClassifier,
     DPHistGradientBoostingRegressor,

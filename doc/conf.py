@@ -129,6 +129,8 @@ html_theme_options = {
 PUBLIC_MODULES = (
     "skdp",
     "skdp.accounting",
+    "skdp.accounting.ledgers",
+    "skdp.cli",
     "skdp.mechanisms",
     "skdp.datasets",
     "skdp.utils",

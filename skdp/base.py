@@ -95,7 +95,7 @@ def charge(
         ``event.label``.
     delta : float or None, default=0.0
         The delta the spend is charged at (see
-        :meth:`~skdp.accounting.PrivacyBudget.spend`; ignored for pure
+        :meth:`~skdp.PrivacyBudget.spend`; ignored for pure
         events).
 
     Returns

@@ -338,3 +338,25 @@ def copies_of_x():
         return peak / X.nbytes
 
     return copies
+
+
+@pytest.fixture
+def scripted_source():
+    """``scripted_source(words, seed=0)``: a RandomSource with chosen first words.
+
+    It returns the scripted 64-bit words first, then words from a seeded
+    generator, so a test can steer an exact sampler down a chosen branch.
+    """
+    from skdp.utils import RandomSource
+
+    class ScriptedSource(RandomSource):
+        def __init__(self, script, seed=0):
+            super().__init__(np.random.default_rng(seed))
+            self.script = [int(w) for w in script]
+
+        def words(self, size):
+            head, self.script = self.script[:size], self.script[size:]
+            tail = super().words(size - len(head))
+            return np.concatenate([np.array(head, dtype=np.uint64), tail])
+
+    return ScriptedSource

@@ -113,7 +113,7 @@ class RDPAccountant(Accountant):
       :class:`RepeatedRandomStoppingEvent` with a truncated negative binomial
       law (shape ``eta``) over pure events of total ``epsilon``, which is
       ``(2 + eta) epsilon``-DP (see
-      :func:`~skdp.accounting.epsilon_repeated_truncated_negative_binomial`);
+      ``epsilon_repeated_truncated_negative_binomial``);
     * exact Gaussian mechanisms (:class:`GaussianEvent`, and a
       :class:`PoissonSubsampledGaussianEvent` with ``sampling_rate=1``);
     * events only described by a Renyi-DP curve
@@ -151,8 +151,8 @@ class RDPAccountant(Accountant):
     neighbouring_relation : {"replace_one", "add_remove"}, default="replace_one"
         How a :class:`PoissonSubsampledGaussianEvent` (whose
         ``noise_multiplier`` is relative to the per-row bound) is analysed:
-        :func:`~skdp.accounting.rdp_poisson_subsampled_gaussian_replace_one`
-        or :func:`~skdp.accounting.rdp_poisson_subsampled_gaussian`.
+        ``rdp_poisson_subsampled_gaussian_replace_one``
+        or ``rdp_poisson_subsampled_gaussian``.
         Sensitivities in the other events are the callers', measured under
         this relation.
 
@@ -160,6 +160,18 @@ class RDPAccountant(Accountant):
     -----
     Curves are cached per event (labels ignored), so composing a ledger that
     grows by one entry costs one new curve.
+
+    The curves are private helpers (``skdp.accounting._rdp`` and
+    ``skdp.accounting._repetition``), each with its proof in its docstring:
+    the Gaussian curve ([Mir17]_, Table II); the pure-DP curve, that of
+    randomised response ([KOV15]_, [BS16]_ Proposition 1.4); the
+    exponential mechanism's bounded-range curve ([DR19]_, [CR21]_); zCDP
+    ([BS16]_ Definition 1.1); the conversion to ``(epsilon, delta)``
+    ([CKS20]_ Proposition 12, also [ACGKN21]_ and [BBGHS20]_; [Mir17]_
+    Proposition 3); and random stopping ([PS22]_ Theorems 2 and 6, [LT19]_
+    for the geometric law, with the monotonicity of the Rényi divergence in
+    its order [vEH14]_ and the Bretagnolle-Huber bound on the total
+    variation [BH79]_).
 
     Examples
     --------

@@ -24,9 +24,9 @@ from ._filters import (
     PlannedEvent,
     mechanism_events,
 )
-from ._ledger import LedgerEntry, LedgerStore, MemoryLedger, backup_entries
-from ._postgres_ledger import PostgreSQLLedger, is_postgres_url
-from ._sqlite_ledger import SQLiteLedger
+from .ledgers import LedgerEntry, LedgerStore, MemoryLedger
+from .ledgers._postgres import PostgreSQLLedger, is_postgres_url
+from .ledgers._sqlite import SQLiteLedger, backup_entries
 
 __all__ = ["PrivacyBudget"]
 
@@ -137,10 +137,9 @@ class PrivacyBudget:
     accept/refuse rule is a *privacy filter* (Rogers, Roth, Ullman & Vadhan
     2016), so the whole interaction is ``(epsilon, delta)``-DP however the
     spends were chosen. ``"basic"`` is the basic-composition filter over the
-    spends' certificates (:class:`~skdp.accounting.BasicFilter`);
-    ``"renyi"`` the Renyi filter of Feldman & Zrnic (2021), Theorem 3.1, at
-    16 fixed orders with a union over them
-    (:class:`~skdp.accounting.RenyiFilter`). Inside one spend the
+    spends' certificates; ``"renyi"`` the Renyi filter of Feldman & Zrnic
+    (2021), Theorem 3.1, at 16 fixed orders with a union over them (both in
+    ``skdp.accounting._filters``). Inside one spend the
     composition is the accountant's, tight, because its parameters are
     fixed before it runs (Zhu, Dong & Wang 2022, Theorem 10). Spends
     declared together in advance with :meth:`declare` are one such spend.

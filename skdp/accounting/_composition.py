@@ -8,7 +8,7 @@ returns a new state with more events, and :meth:`Accountant.report` reads
 keeps the state of its ledger and extends it by each new entry, so a spend
 costs one composition however long the ledger is.
 
-:func:`expand_events` is the one place that walks the structure of events
+``expand_events`` is the one place that walks the structure of events
 (:class:`ComposedEvent`, :class:`SelfComposedEvent`); each accountant then
 dispatches on the type of the leaves in one method.
 """
@@ -233,7 +233,7 @@ def flatten_events(events: Iterable[PrivacyEvent]) -> list[PrivacyEvent]:
     """Expand :class:`ComposedEvent` records into their parts, in order.
 
     A :class:`SelfComposedEvent` is kept as one record (use
-    :func:`expand_events` for leaves with counts).
+    ``expand_events`` for leaves with counts).
     """
     out: list[PrivacyEvent] = []
     for ev in events:

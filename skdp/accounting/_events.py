@@ -200,7 +200,7 @@ class PoissonSubsampledGaussianEvent(PrivacyEvent):
 
     The accountant analyses it under skdp's neighbouring relation, replacing
     one row, where one row can move the sum by ``2C``
-    (:func:`~skdp.accounting.rdp_poisson_subsampled_gaussian_replace_one`).
+    (``rdp_poisson_subsampled_gaussian_replace_one``).
 
     Parameters
     ----------
@@ -683,8 +683,8 @@ class RepeatedRandomStoppingEvent(PrivacyEvent):
     2019; Papernot & Steinke 2022). The accountant bounds its Renyi-DP curve
     with Papernot & Steinke (2022), Theorem 2 (truncated negative binomial)
     and Theorem 6 (Poisson); see
-    :func:`skdp.accounting.rdp_repeated_truncated_negative_binomial` and
-    :func:`skdp.accounting.rdp_repeated_poisson`.
+    ``rdp_repeated_truncated_negative_binomial`` and
+    ``rdp_repeated_poisson``.
 
     Parameters
     ----------

@@ -10,14 +10,14 @@ accepts or refuses it, such that the whole interaction is
 Vadhan 2016). A :class:`~skdp.PrivacyBudget` applies one of two filters,
 chosen when its ledger gets its first entry:
 
-* :class:`BasicFilter` (``composition="basic"``, the default): each entry
+* ``BasicFilter`` (``composition="basic"``, the default): each entry
   is certified ``(epsilon_i, delta_i)``-DP by the tight accountant (one fit,
   one search, one declared plan: parameters fixed within it), and the
   entries are accepted while ``sum epsilon_i <= epsilon`` and ``sum
   delta_i <= delta``: the basic-composition filter, valid under full
   adaptivity (Rogers et al. 2016; Whitehouse, Ramdas, Rogers & Wu 2023,
   Section 4). A single fit is charged exactly its own ``(epsilon, delta)``.
-* :class:`RenyiFilter` (``composition="renyi"``): the entries' Renyi-DP
+* ``RenyiFilter`` (``composition="renyi"``): the entries' Renyi-DP
   curves add up at a fixed set of orders ``Lambda`` and a spend is accepted
   while, for some order, the improved conversion (Canonne, Kamath & Steinke
   2020, Proposition 12) of the sum at ``delta / |Lambda|`` is within
@@ -30,7 +30,7 @@ chosen when its ledger gets its first entry:
 
 Both filters read only the records' public parameters, never the data or
 the released values, so refusing leaks nothing. What a ledger records
-(:class:`CertifiedEvent`, :class:`DeclaredPlanEvent`, :class:`PlannedEvent`)
+(``CertifiedEvent``, ``DeclaredPlanEvent``, ``PlannedEvent``)
 is defined here too; the mechanism events inside are unchanged.
 """
 
@@ -104,7 +104,7 @@ class CertifiedEvent(PrivacyEvent):
     epsilon, delta : float
         Its certificate: the tight accountant's ``epsilon`` for ``event``
         at ``delta`` (``delta = 0`` for pure events). What
-        :class:`BasicFilter` adds up.
+        ``BasicFilter`` adds up.
     composition : {"basic", "renyi"}
         The filter of the budget that accepted it; every entry of a ledger
         has the same.
@@ -133,7 +133,7 @@ class DeclaredPlanEvent(PrivacyEvent):
     mechanisms chosen adaptively once their dominating pairs are fixed); the
     plan is charged once, as one entry certified ``(epsilon, delta)``. Each
     later spend of an event of the plan is recorded as a
-    :class:`PlannedEvent` and costs nothing more.
+    ``PlannedEvent`` and costs nothing more.
 
     Parameters
     ----------
@@ -143,7 +143,7 @@ class DeclaredPlanEvent(PrivacyEvent):
         The plan's certificate: the tight accountant's ``epsilon`` for all
         of ``events`` at ``delta``.
     composition : {"basic", "renyi"}
-        As for :class:`CertifiedEvent`.
+        As for ``CertifiedEvent``.
     label : str, default=""
         What declared it.
     """
@@ -174,7 +174,7 @@ class PlannedEvent(PrivacyEvent):
     event : PrivacyEvent
         The release; equal, up to labels, to an unused event of the plan.
     plan : int
-        Ledger index of the :class:`DeclaredPlanEvent`.
+        Ledger index of the ``DeclaredPlanEvent``.
     label : str, default=""
         What spent it.
     """
@@ -207,7 +207,7 @@ def mechanism_events(record: PrivacyEvent) -> tuple[PrivacyEvent, ...]:
 
 
 def filter_orders() -> np.ndarray:
-    """The fixed Renyi orders of :class:`RenyiFilter`: 16 from 1.25 to 1024.
+    """The fixed Renyi orders of ``RenyiFilter``: 16 from 1.25 to 1024.
 
     Fixed in advance (they are part of the filter's rule): geometrically
     spaced, which costs ``log(16) / (alpha - 1)`` in epsilon at the best

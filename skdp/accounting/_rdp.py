@@ -63,7 +63,7 @@ __all__ = [
 #: every integer from 11 to 256, then 320, 384, 448, 512, 768 and 1024.
 #: This is a superset of dp_accounting's ``DEFAULT_RDP_ORDERS`` (which stops
 #: at 63 before jumping to 128, 256, 512, 1024), so the minimum over our grid
-#: in :func:`rdp_to_epsilon` is never above the minimum over theirs.
+#: in ``rdp_to_epsilon`` is never above the minimum over theirs.
 DEFAULT_ORDERS: tuple[float, ...] = tuple(
     [round(1.0 + step / 20.0, 2) for step in range(1, 200)]
     + [float(order) for order in range(11, 257)]
@@ -425,7 +425,7 @@ def rdp_poisson_subsampled_gaussian_replace_one(
     """RDP of one Poisson-subsampled Gaussian step when one row is *replaced*.
 
     skdp's neighbouring relation is "replace one row" (``n`` is public).
-    :func:`rdp_poisson_subsampled_gaussian` is the add/remove-one curve of
+    ``rdp_poisson_subsampled_gaussian`` is the add/remove-one curve of
     [MTZ19]_; this function turns it into a replace-one curve.
 
     Parameters
@@ -575,7 +575,7 @@ def rdp_exponential_mechanism(
     ([DR19]_). An :math:`\varepsilon`-bounded-range mechanism satisfies
     :math:`(\varepsilon^2/8)`-zCDP ([CR21]_), i.e.
     :math:`(\alpha, \alpha\varepsilon^2/8)`-RDP. It is also
-    :math:`\varepsilon`-DP, hence the minimum with :func:`rdp_pure_dp`.
+    :math:`\varepsilon`-DP, hence the minimum with ``rdp_pure_dp``.
 
     Do not pass the :math:`\varepsilon` of a mechanism calibrated as
     :math:`\exp(\varepsilon u / \Delta)` (the variant for monotone
@@ -668,7 +668,7 @@ def _epsilon_per_order(rdp: np.ndarray, orders: np.ndarray, delta: float) -> np.
 
 
 def rdp_epsilon_floor(orders: OrdersLike, delta: float) -> float:
-    """The smallest epsilon :func:`rdp_to_epsilon` can give at ``delta``.
+    """The smallest epsilon ``rdp_to_epsilon`` can give at ``delta``.
 
     The limit of the conversion as the curve tends to zero (unbounded
     noise): ``min_alpha log(1 - 1/alpha) - (log delta + log alpha) / (alpha
@@ -772,7 +772,7 @@ def rdp_to_delta(
 
     Notes
     -----
-    Inverts the conversion of :func:`rdp_to_epsilon` at each order
+    Inverts the conversion of ``rdp_to_epsilon`` at each order
     ([CKS20]_ Proposition 12):
     :math:`\log\delta = (\alpha - 1)(r - \varepsilon + \log(1 - 1/\alpha))
     - \log\alpha`, minimised over orders and capped at 1.
@@ -823,7 +823,7 @@ def epsilon_from_zcdp(
 
     Notes
     -----
-    See :func:`rdp_zcdp` and :func:`rdp_to_epsilon` ([BS16]_, [CKS20]_).
+    See ``rdp_zcdp`` and ``rdp_to_epsilon`` ([BS16]_, [CKS20]_).
     Minimising over a grid rather than over all ``α > 1`` can only make ε
     larger, so the result remains valid.
 

@@ -72,7 +72,7 @@ def truncated_negative_binomial_mean(
 
     Examples
     --------
-    >>> from skdp.accounting import truncated_negative_binomial_mean
+    >>> from skdp.accounting._repetition import truncated_negative_binomial_mean
     >>> truncated_negative_binomial_mean(1.0, 0.1)  # geometric: 1 / gamma
     10.0
     """
@@ -98,14 +98,15 @@ def truncated_negative_binomial_stopping_probability(
     Returns
     -------
     stopping_probability : float
-        ``gamma`` in (0, 1) with :func:`truncated_negative_binomial_mean`
+        ``gamma`` in (0, 1) with ``truncated_negative_binomial_mean``
         equal to ``mean`` up to a relative 1e-12 (the mean decreases
         strictly in ``gamma``). The privacy bounds use this ``gamma`` and the
         mean it implies, so the inversion's accuracy does not affect them.
 
     Examples
     --------
-    >>> from skdp.accounting import truncated_negative_binomial_stopping_probability
+    >>> from skdp.accounting._repetition import (
+    ...     truncated_negative_binomial_stopping_probability)
     >>> round(truncated_negative_binomial_stopping_probability(1.0, 20.0), 12)
     0.05
     """
@@ -161,7 +162,8 @@ def epsilon_repeated_truncated_negative_binomial(epsilon: float, shape: float) -
 
     Examples
     --------
-    >>> from skdp.accounting import epsilon_repeated_truncated_negative_binomial
+    >>> from skdp.accounting._repetition import (
+    ...     epsilon_repeated_truncated_negative_binomial)
     >>> epsilon_repeated_truncated_negative_binomial(0.5, shape=1.0)
     1.5
     """
@@ -240,8 +242,9 @@ def rdp_repeated_truncated_negative_binomial(
     cost 3.13):
 
     >>> import numpy as np
-    >>> from skdp.accounting import (DEFAULT_ORDERS, rdp_gaussian,
-    ...     rdp_repeated_truncated_negative_binomial, rdp_to_epsilon)
+    >>> from skdp.accounting._rdp import DEFAULT_ORDERS, rdp_gaussian, rdp_to_epsilon
+    >>> from skdp.accounting._repetition import (
+    ...     rdp_repeated_truncated_negative_binomial)
     >>> orders = np.array(DEFAULT_ORDERS)
     >>> one_run = rdp_gaussian(5.0, orders)
     >>> best = rdp_repeated_truncated_negative_binomial(
@@ -300,13 +303,13 @@ def rdp_repeated_poisson(
 
     Here ``eps_hat = log(1 + 1/(lambda - 1))``, the largest allowed, and
     ``delta_hat`` is the smallest delta that the base curve certifies at
-    ``eps_hat``: the conversion of :func:`skdp.accounting.rdp_to_delta`
+    ``eps_hat``: the conversion of ``rdp_to_delta``
     (Canonne, Kamath & Steinke 2020, Proposition 12) at each order, or the
     total variation distance, at most ``sqrt(1 - exp(-KL))``
     ([BH79]_) with the Kullback-Leibler divergence at most
     the curve's smallest value (monotonicity in the order). The
     result is then made non-decreasing in the order as in
-    :func:`rdp_repeated_truncated_negative_binomial`.
+    ``rdp_repeated_truncated_negative_binomial``.
 
     Only ``mu >= 1`` is accepted (as in dp_accounting): for ``mu < 1`` the
     term ``log(mu) / (lambda - 1)`` is negative and the expression falls
@@ -315,8 +318,8 @@ def rdp_repeated_poisson(
     Examples
     --------
     >>> import numpy as np
-    >>> from skdp.accounting import (DEFAULT_ORDERS, rdp_gaussian,
-    ...     rdp_repeated_poisson, rdp_to_epsilon)
+    >>> from skdp.accounting._rdp import DEFAULT_ORDERS, rdp_gaussian, rdp_to_epsilon
+    >>> from skdp.accounting._repetition import rdp_repeated_poisson
     >>> orders = np.array(DEFAULT_ORDERS)
     >>> best = rdp_repeated_poisson(rdp_gaussian(5.0, orders), orders, mean=10.0)
     >>> round(rdp_to_epsilon(best, orders, 1e-6)[0], 2)

@@ -13,6 +13,7 @@ from sklearn.base import (
     TransformerMixin,
 )
 
+from ..accounting._delta import resolve_delta
 from ..accounting._events import PureDPEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..linear_model._rows import row_norms
@@ -157,13 +158,15 @@ class DPPCA(
         cost does not depend on it: the whole covariance matrix is released.
     epsilon : float, default=1.0
         Privacy parameter, > 0.
-    delta : float, default=1e-5
+    delta : float or None, default=None
         ``delta > 0``: Gaussian noise, (epsilon, delta)-DP (Analyze Gauss,
         much the more accurate: its noise grows like ``sqrt(d)`` per entry
         of the Gram matrix, the pure method's like ``d``). ``delta = 0``:
-        the L2 vector mechanism, pure epsilon-DP. Choose ``delta`` well
-        below ``1 / n_samples``; the default suits up to about 10,000 rows
-        per ``1e-1`` of acceptable risk, so lower it for larger data.
+        the L2 vector mechanism, pure epsilon-DP. ``None`` follows skdp's
+        default-delta rule (:ref:`default_delta`): Analyze Gauss at
+        :data:`~skdp.accounting.DEFAULT_DELTA`. Choose ``delta`` well below
+        ``1 / n_samples``; the default suits up to about 100,000 rows per
+        ``1e-1`` of acceptable risk, so lower it for larger data.
     data_norm : float or None, default=None
         Public bound ``R`` on the L2 norm of a row; rows with a larger norm
         are scaled down to it (the public contract). ``None`` reads the
@@ -314,14 +317,14 @@ class DPPCA(
     >>> pca.transform(X).shape
     (5000, 2)
     >>> round(pca.epsilon_, 6), pca.delta_
-    (1.0, 1e-05)
+    (1.0, 1e-06)
     """
 
     _data_bound_params = ("data_norm",)
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "epsilon": [EPSILON_CONSTRAINT],
-        "delta": [Interval(Real, 0, 1, closed="left")],
+        "delta": [Interval(Real, 0, 1, closed="left"), None],
         "data_norm": [Interval(Real, 0, None, closed="neither"), None],
         "whiten": ["boolean"],
         "random_state": ["random_state"],
@@ -333,7 +336,7 @@ class DPPCA(
         n_components: int | None = None,
         *,
         epsilon: float = 1.0,
-        delta: float = 1e-5,
+        delta: float | None = None,
         data_norm: float | None = None,
         whiten: bool = False,
         random_state: int | np.random.RandomState | None = None,
@@ -394,7 +397,8 @@ class DPPCA(
             f"{name}'s {n_features} x {n_features} covariance matrix",
             "use fewer features",
         )
-        return _PCAInput(rows, bound, clip, n_components, float(self.delta))
+        delta = resolve_delta(self.delta, needs_delta=True)
+        return _PCAInput(rows, bound, clip, n_components, delta)
 
     def _plan_fit(self, prepared) -> FitPlan:
         """The noise of the moment vector, from public quantities only."""

@@ -24,6 +24,7 @@ from scipy.special import expit, log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from ..accounting._analytic_gaussian import gaussian_noise_multiplier
+from ..accounting._delta import resolve_delta
 from ..accounting._events import ComposedEvent, SelfComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..mechanisms._additive import (
@@ -432,7 +433,7 @@ class _BaseDPBoosting(PrivateEstimatorMixin, BaseEstimator):
     _data_bound_params = ("bounds", "categories")
     _parameter_constraints: dict = {
         "epsilon": [EPSILON_CONSTRAINT],
-        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither"), None],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, 10_000, closed="both")],
         "max_bins": [Interval(Integral, 2, 1024, closed="both"), StrOptions({"auto"})],
@@ -450,6 +451,10 @@ class _BaseDPBoosting(PrivateEstimatorMixin, BaseEstimator):
     def _data_derived_params(self) -> tuple[str, ...]:
         """What a fit would read from the data (:func:`schema_params_read`)."""
         return schema_params_read(self)
+
+    def _delta(self) -> float:
+        """The delta a fit spends (its Gaussian noise needs delta > 0)."""
+        return resolve_delta(self.delta, needs_delta=True)
 
     _kind = "classification"
     _poor_score_on_tiny_data = True
@@ -482,7 +487,7 @@ class _BaseDPBoosting(PrivateEstimatorMixin, BaseEstimator):
             n_classes=n_classes,
             y_width=y_width,
             epsilon=float(self.epsilon),
-            delta=float(self.delta),
+            delta=self._delta(),
             rounds=int(self.max_iter),
             learning_rate=float(self.learning_rate),
             l2_regularization=self.l2_regularization,
@@ -542,8 +547,10 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
     ----------
     epsilon : float, default=1.0
         Privacy parameter of the whole fit, > 0.
-    delta : float, default=1e-5
-        Privacy parameter of the whole fit, in (0, 1).
+    delta : float or None, default=None
+        Privacy parameter of the whole fit, in (0, 1). ``None`` follows
+        skdp's default-delta rule (:ref:`default_delta`):
+        :data:`~skdp.accounting.DEFAULT_DELTA`.
     learning_rate : float, default=0.5
         Fraction of each round's Newton step applied.
     max_iter : int, default=8
@@ -646,7 +653,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
     def __init__(
         self,
         epsilon: float = 1.0,
-        delta: float = 1e-5,
+        delta: float | None = None,
         *,
         learning_rate: float = 0.5,
         max_iter: int = 8,
@@ -679,7 +686,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         boosting = self._plan_for(
             prepared["schema"], prepared["X"].shape[0], prepared["classes"].size, 1.0
         )
-        return FitPlan(boosting.event, float(self.delta), {"boosting": boosting})
+        return FitPlan(boosting.event, self._delta(), {"boosting": boosting})
 
     def _run_fit(self, prepared, plan, source) -> None:
         self.classes_ = prepared["classes"]
@@ -804,7 +811,10 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
     Parameters
     ----------
     epsilon : float, default=1.0
-    delta : float, default=1e-5
+    delta : float or None, default=None
+        Privacy parameter of the whole fit, in (0, 1). ``None`` follows
+        skdp's default-delta rule (:ref:`default_delta`):
+        :data:`~skdp.accounting.DEFAULT_DELTA`.
     learning_rate : float, default=0.5
     max_iter : int, default=8
     max_bins : int or "auto", default="auto"
@@ -859,7 +869,7 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
     def __init__(
         self,
         epsilon: float = 1.0,
-        delta: float = 1e-5,
+        delta: float | None = None,
         *,
         learning_rate: float = 0.5,
         max_iter: int = 8,
@@ -893,7 +903,7 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPBoosting):
         boosting = self._plan_for(
             prepared["schema"], prepared["X"].shape[0], 1, hi - lo
         )
-        return FitPlan(boosting.event, float(self.delta), {"boosting": boosting})
+        return FitPlan(boosting.event, self._delta(), {"boosting": boosting})
 
     def _run_fit(self, prepared, plan, source) -> None:
         super()._run_fit(prepared, plan, source)

@@ -20,6 +20,7 @@ import numpy as np
 from scipy.special import log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
+from ..accounting._delta import resolve_delta
 from ..accounting._events import ComposedEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..mechanisms._additive import (
@@ -246,7 +247,7 @@ def run_forest(X, targets, plan: ForestPlan, kind: str, source):
 class _BaseDPForest(PrivateEstimatorMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "epsilon": [EPSILON_CONSTRAINT],
-        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither"), None],
         "n_estimators": [Interval(Integral, 1, 10_000, closed="both")],
         "max_depth": [Interval(Integral, 1, 16, closed="both"), StrOptions({"auto"})],
         "bounds": ["array-like", tuple, None],
@@ -259,6 +260,10 @@ class _BaseDPForest(PrivateEstimatorMixin, BaseEstimator):
     def _data_derived_params(self) -> tuple[str, ...]:
         """What a fit would read from the data (:func:`schema_params_read`)."""
         return schema_params_read(self)
+
+    def _delta(self) -> float:
+        """The delta a fit spends (its Gaussian noise needs delta > 0)."""
+        return resolve_delta(self.delta, needs_delta=True)
 
     _kind = "classification"
     _poor_score_on_tiny_data = False
@@ -288,7 +293,7 @@ class _BaseDPForest(PrivateEstimatorMixin, BaseEstimator):
             n_classes=n_classes,
             y_width=y_width,
             epsilon=float(self.epsilon),
-            delta=float(self.delta),
+            delta=self._delta(),
             n_estimators=int(self.n_estimators),
             max_depth=self.max_depth,
         )
@@ -329,7 +334,10 @@ class DPRandomForestClassifier(ClassifierMixin, _BaseDPForest):
     Parameters
     ----------
     epsilon : float, default=1.0
-    delta : float, default=1e-5
+    delta : float or None, default=None
+        Privacy parameter of the whole fit, in (0, 1). ``None`` follows
+        skdp's default-delta rule (:ref:`default_delta`):
+        :data:`~skdp.accounting.DEFAULT_DELTA`.
     n_estimators : int, default=100
     max_depth : int or "auto", default="auto"
         Levels of every tree (``2**max_depth`` leaves); ``"auto"`` gives
@@ -404,7 +412,7 @@ class DPRandomForestClassifier(ClassifierMixin, _BaseDPForest):
     def __init__(
         self,
         epsilon: float = 1.0,
-        delta: float = 1e-5,
+        delta: float | None = None,
         *,
         n_estimators: int = 100,
         max_depth: int | str = "auto",
@@ -435,7 +443,7 @@ class DPRandomForestClassifier(ClassifierMixin, _BaseDPForest):
         plan = self._plan_for(
             prepared["schema"], prepared["X"].shape[0], prepared["classes"].size, 1.0
         )
-        return FitPlan(plan.event, float(self.delta), {"forest": plan})
+        return FitPlan(plan.event, self._delta(), {"forest": plan})
 
     def _run_fit(self, prepared, plan, source) -> None:
         forest: ForestPlan = plan.settings["forest"]
@@ -561,7 +569,10 @@ class DPRandomForestRegressor(RegressorMixin, _BaseDPForest):
     Parameters
     ----------
     epsilon : float, default=1.0
-    delta : float, default=1e-5
+    delta : float or None, default=None
+        Privacy parameter of the whole fit, in (0, 1). ``None`` follows
+        skdp's default-delta rule (:ref:`default_delta`):
+        :data:`~skdp.accounting.DEFAULT_DELTA`.
     n_estimators : int, default=100
     max_depth : int or "auto", default="auto"
     bounds, categorical_features, categories
@@ -614,7 +625,7 @@ class DPRandomForestRegressor(RegressorMixin, _BaseDPForest):
     def __init__(
         self,
         epsilon: float = 1.0,
-        delta: float = 1e-5,
+        delta: float | None = None,
         *,
         n_estimators: int = 100,
         max_depth: int | str = "auto",
@@ -642,7 +653,7 @@ class DPRandomForestRegressor(RegressorMixin, _BaseDPForest):
     def _plan_fit(self, prepared) -> FitPlan:
         lo, hi = prepared["y_bounds"]
         plan = self._plan_for(prepared["schema"], prepared["X"].shape[0], 1, hi - lo)
-        return FitPlan(plan.event, float(self.delta), {"forest": plan})
+        return FitPlan(plan.event, self._delta(), {"forest": plan})
 
     def _run_fit(self, prepared, plan, source) -> None:
         forest: ForestPlan = plan.settings["forest"]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from ..accounting._delta import DEFAULT_DELTA, resolve_delta
 from ..accounting._events import PureDPEvent
 from ..base import FitPlan, PrivateEstimatorMixin
 from ..utils._constraints import EPSILON_CONSTRAINT
@@ -65,10 +66,7 @@ from ._rows import (
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["DEFAULT_GRADIENT_DELTA", "row_norms"]
-
-#: delta spent by ``method='gradient'`` when ``delta=None``.
-DEFAULT_GRADIENT_DELTA = 1e-5
+__all__ = ["row_norms"]
 
 
 @dataclass(frozen=True)
@@ -166,19 +164,19 @@ class _BaseDPLinear(PrivateEstimatorMixin):
         return tags
 
     # ------------------------------------------------------------------ fit
-    #: Methods that need delta > 0 (their default delta is DEFAULT_GRADIENT_DELTA).
+    #: Methods that need delta > 0 (``delta=None`` gives them DEFAULT_DELTA).
     _approximate_methods = ("gradient",)
 
     def _resolve_delta(self) -> float:
-        if self.method in self._approximate_methods:
-            delta = DEFAULT_GRADIENT_DELTA if self.delta is None else self.delta
-            if delta <= 0:
-                raise ValueError(
-                    f"method={self.method!r} needs delta > 0; pass e.g. "
-                    "delta=1e-5, or use method='objective' for pure epsilon-DP."
-                )
-            return float(delta)
-        return 0.0 if self.delta is None else float(self.delta)
+        needs_delta = self.method in self._approximate_methods
+        delta = resolve_delta(self.delta, needs_delta=needs_delta)
+        if needs_delta and delta <= 0:
+            raise ValueError(
+                f"method={self.method!r} needs delta > 0; pass delta=None (the "
+                f"default, {DEFAULT_DELTA:g}) or a number, or use "
+                "method='objective' for pure epsilon-DP."
+            )
+        return delta
 
     def _resolve_classes(self, y) -> np.ndarray:
         return resolve_classes(y, self.classes, type(self).__name__)

@@ -460,7 +460,7 @@ def run_dpsgd(rows, spec, plan: DPSGDPlan, source) -> np.ndarray:
     composed adaptively ``steps`` times (Abadi et al. 2016, Algorithm 1;
     Mironov, Talwar & Zhang 2019 for its add/remove Renyi-DP curve, which
     the accountant turns into a replace-one curve, see
-    :func:`~skdp.accounting.rdp_poisson_subsampled_gaussian_replace_one`). The
+    ``skdp.accounting._rdp.rdp_poisson_subsampled_gaussian_replace_one``). The
     noise is the discrete Gaussian on a grid of spacing ``gamma``, with its
     standard deviation calibrated to ``max_grad_norm + sqrt(d) gamma`` to
     cover rounding the sum to the grid (:func:`~skdp.mechanisms.plan_gaussian`).

@@ -58,8 +58,11 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
     epsilon : float, default=1.0
         Privacy parameter of one fit, > 0.
     delta : float or None, default=None
-        ``None`` means ``1e-5`` for ``'adassp'`` and ``'gradient'`` (they
-        need ``delta > 0``) and 0 for ``'objective'`` and ``'output'``.
+        Privacy parameter delta in ``[0, 1)``. ``None`` follows skdp's
+        default-delta rule (:ref:`default_delta`):
+        :data:`~skdp.accounting.DEFAULT_DELTA` for ``'adassp'`` and
+        ``'gradient'`` (they need ``delta > 0``) and 0 for ``'objective'``
+        and ``'output'``.
     alpha : float, default=1.0
         Ridge strength, scikit-learn's meaning (in units of the targets
         scaled into ``[-1, 1]`` by ``y_bounds``, the scale that Ridge's

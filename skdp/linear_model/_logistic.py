@@ -9,7 +9,7 @@ from scipy.special import expit, log_expit, log_softmax, logsumexp, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..utils._sklearn_compat import fit_context
-from ._base import DEFAULT_GRADIENT_DELTA, _BaseDPLinearClassifier, row_norms
+from ._base import _BaseDPLinearClassifier, row_norms
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .._typing import Self
     from ..accounting._budget import PrivacyBudget
 
-__all__ = ["DPLogisticRegression", "DEFAULT_GRADIENT_DELTA", "row_norms"]
+__all__ = ["DPLogisticRegression", "row_norms"]
 
 
 class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
@@ -47,10 +47,11 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
     epsilon : float, default=1.0
         Privacy parameter of one fit, > 0.
     delta : float or None, default=None
-        Privacy parameter delta in ``[0, 1)``. ``None`` means 0 for
-        ``'objective'`` and ``'output'`` (pure epsilon-DP) and ``1e-5`` for
-        ``'gradient'``, which needs ``delta > 0``; choose ``delta`` well below
-        ``1 / n_samples`` for large data. ``'output'`` with ``delta > 0``
+        Privacy parameter delta in ``[0, 1)``. ``None`` follows skdp's
+        default-delta rule (:ref:`default_delta`): 0 for ``'objective'`` and
+        ``'output'`` (pure epsilon-DP), :data:`~skdp.accounting.DEFAULT_DELTA`
+        for ``'gradient'``, which needs ``delta > 0``; choose ``delta`` well
+        below ``1 / n_samples`` for large data. ``'output'`` with ``delta > 0``
         uses the Gaussian mechanism; ``'objective'`` with ``delta > 0`` uses
         Gaussian noise in the objective (Kifer, Smith & Thakurta 2012, see
         ``gaussian_objective_sigma``),
@@ -292,7 +293,7 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
     noise_multiplier, T)`` under *replace one row*: the add/remove curve
     of Mironov, Talwar & Zhang (2019) turned into a replace-one curve with
     Mironov's weak triangle inequality
-    (:func:`~skdp.accounting.rdp_poisson_subsampled_gaussian_replace_one`),
+    (``skdp.accounting._rdp.rdp_poisson_subsampled_gaussian_replace_one``),
     so DP-SGD composes in the budget under the same relation as the other
     methods. The noise is the discrete
     Gaussian drawn from the secure source. The Poisson subsample of each

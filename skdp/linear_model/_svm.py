@@ -45,9 +45,10 @@ class DPLinearSVC(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimator):
     epsilon : float, default=1.0
         Privacy parameter of one fit, > 0.
     delta : float or None, default=None
-        Privacy parameter delta in ``[0, 1)``. ``None`` means 0 for
-        ``'objective'`` and ``'output'`` and ``1e-5`` for ``'gradient'``,
-        which needs ``delta > 0``.
+        Privacy parameter delta in ``[0, 1)``. ``None`` follows skdp's
+        default-delta rule (:ref:`default_delta`): 0 for ``'objective'`` and
+        ``'output'``, :data:`~skdp.accounting.DEFAULT_DELTA` for
+        ``'gradient'``, which needs ``delta > 0``.
     C : float, default=1.0
         Inverse regularisation strength, scikit-learn's meaning, > 0.
     huber_h : float, default=2.0

@@ -9,13 +9,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..accounting._events import ExponentialMechanismEvent
-from ..utils._random import (
-    RandomStateLike,
-    _as_integers,
-    check_random_source,
-    sample_exp_weights,
-)
+from ..utils._random import RandomStateLike, check_random_source
 from ._additive import _check_positive
+from ._bernoulli import _as_integers, sample_exp_weights
 
 __all__ = ["exponential_mechanism"]
 
@@ -127,7 +123,7 @@ def exponential_mechanism(
     :math:`\exp(-(\max_j v_j - v_i) / L)` by rejection (uniform proposals
     accepted with exact Bernoulli(:math:`e^{-\gamma}`) draws for rational
     :math:`\gamma`, Canonne, Kamath & Steinke 2020, Algorithm 1; see
-    ``skdp.utils._random.sample_exp_weights``). Every candidate keeps a
+    ``skdp.mechanisms._bernoulli.sample_exp_weights``). Every candidate keeps a
     positive probability, however low its score, which the pure guarantee
     needs; the Gumbel-max draw used before had bounded float noise and could
     not select a candidate about 38 below the best in exponent.

@@ -24,8 +24,9 @@ from ..accounting._events import (
     PrivacyEvent,
     SelfComposedEvent,
 )
-from ..utils._random import RandomSource, check_random_source, sample_exp_weights
+from ..utils._random import RandomSource, check_random_source
 from ._additive import _check_positive
+from ._bernoulli import sample_exp_weights
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray

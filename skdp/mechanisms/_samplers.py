@@ -15,7 +15,7 @@ the sensitivity plus the rounding slack (``d * gamma`` in L1,
 
 The noise is sampled exactly, with no truncation: Canonne, Kamath &
 Steinke's Algorithms 1-3, built only from uniform random integers
-(:mod:`skdp.utils._random`) and integer arithmetic, vectorised with numpy.
+(:class:`~skdp.utils.RandomSource`) and integer arithmetic, vectorised with numpy.
 Every integer has positive probability, as the pure and zero-concentrated
 DP guarantees require; a sampler built from floating-point uniforms cannot
 reach the far tails, which makes the supports of neighbouring outputs
@@ -35,21 +35,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..utils import _random
-from ..utils._random import (
-    RandomSource,
+from ..utils._random import RandomSource, _py_below, _shape, geometric_exp_neg_one
+from . import _bernoulli
+from ._bernoulli import (
     _as_integers,
     _bernoulli_exp_neg_unit,
-    _py_below,
     _py_bernoulli_exp_neg,
-    _shape,
-    bernoulli_exp_neg,
-    geometric_exp_neg_one,
 )
 
 __all__ = [
     "GRID_BITS",
-    "bernoulli_exp_neg",
     "grid_spacing",
     "round_to_grid",
     "sample_discrete_gaussian",
@@ -96,8 +91,8 @@ def _laplace_ratio(scale: float) -> tuple[int, int]:
     """
     exact = Fraction(scale)
     t, s = exact.numerator, exact.denominator
-    if s >= _random._LIMIT:
-        s = 1 << (_random._LIMIT.bit_length() - 2)
+    if s >= _bernoulli._LIMIT:
+        s = 1 << (_bernoulli._LIMIT.bit_length() - 2)
         t = math.ceil(exact * s)
     return t, s
 
@@ -121,10 +116,10 @@ def _discrete_laplace(t: int, s: int, n: int, source: RandomSource) -> np.ndarra
     4. a fair sign bit ``B``, rejecting ``(B = 1, Y = 0)`` so that zero is not
        counted twice; the draw is ``(1 - 2B) Y``.
     """
-    limit = _random._LIMIT
+    limit = _bernoulli._LIMIT
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    if t >= limit or s >= limit or n <= _random._SMALL:
+    if t >= limit or s >= limit or n <= _bernoulli._SMALL:
         return _as_integers([_py_discrete_laplace(t, s, source) for _ in range(n)])
     # Accepted fraction of trials: (1 - 1/e) in step 1 (for t >= 1, at least),
     # times 1 - P(Y = 0) / 2 in step 4.
@@ -366,8 +361,8 @@ def sample_discrete_gaussian(
     source = source.substream()
     t, p, q = _gaussian_parameters(sigma)
     a, b = 2 * p, t * q
-    limit = _random._LIMIT
-    if max(t, a, b) >= limit or n <= _random._SMALL:
+    limit = _bernoulli._LIMIT
+    if max(t, a, b) >= limit or n <= _bernoulli._SMALL:
         draws = [_py_discrete_gaussian(t, p, q, source) for _ in range(n)]
         return np.array(draws, dtype=object).astype(np.float64).reshape(shape)
     parts = []

@@ -19,6 +19,7 @@ from sklearn.utils import get_tags, indexable
 from .._pipeline_check import step_privacy
 from ..accounting._budget import PrivacyBudget
 from ..accounting._calibration import calibrate_parameter
+from ..accounting._delta import resolve_delta
 from ..accounting._events import (
     ParallelComposedEvent,
     PrivacyEvent,
@@ -158,12 +159,14 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         data.
     epsilon : float, default=1.0
         Total epsilon of the whole search (every trial and the selection).
-    delta : float, default=1e-6
+    delta : float or None, default=None
         Total delta of the whole search, in [0, 1). ``delta=0`` needs
         pure-DP trials (such as ``method="objective"``) and a truncated
         negative binomial law: the search is then ``(2 + shape)`` trials'
         epsilon, pure DP. Otherwise the bound is in Renyi DP and needs
-        ``delta > 0``.
+        ``delta > 0``. ``None`` follows skdp's default-delta rule
+        (:ref:`default_delta`): the Renyi-DP bound at
+        :data:`~skdp.accounting.DEFAULT_DELTA`.
     stopping : {"truncated_negative_binomial", "geometric", "poisson"}, \
             default="truncated_negative_binomial"
         Law of the number of trials. ``"geometric"`` is the truncated
@@ -378,7 +381,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         "estimator": [HasMethods(["fit", "get_params", "set_params"]), None],
         "param_distributions": [dict, list, None],
         "epsilon": [EPSILON_CONSTRAINT],
-        "delta": [Interval(Real, 0, 1, closed="left")],
+        "delta": [Interval(Real, 0, 1, closed="left"), None],
         "stopping": [
             StrOptions({"geometric", "truncated_negative_binomial", "poisson"})
         ],
@@ -397,7 +400,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         param_distributions: dict[str, Any] | list[dict[str, Any]] | None = None,
         *,
         epsilon: float = 1.0,
-        delta: float = 1e-6,
+        delta: float | None = None,
         stopping: Literal[
             "truncated_negative_binomial", "geometric", "poisson"
         ] = "truncated_negative_binomial",
@@ -465,6 +468,10 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
                     if any(value is None for value in values):
                         read.append(param)
         return tuple(f"estimator__{prefix}{param}" for param in read)
+
+    def _delta(self) -> float:
+        """The search's delta (its Renyi-DP bound needs delta > 0)."""
+        return resolve_delta(self.delta, needs_delta=True)
 
     def _distributions(self):
         if self.param_distributions is None:
@@ -635,6 +642,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         """
         score_share = float(self.score_epsilon_fraction)
         target = float(self.epsilon)
+        delta = self._delta()
         planned: dict[float, tuple] = {}
 
         def event(trial_total):
@@ -658,10 +666,10 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
             return planned[trial_total][1]
 
         probe = event(target)
-        if math.isinf(accountant.epsilon_delta([probe], self.delta)[0]):
+        if math.isinf(accountant.epsilon_delta([probe], delta)[0]):
             raise ValueError(
                 f"A search whose trials charge {planned[target][0]!r} has no "
-                f"finite epsilon at delta={self.delta!r}: delta=0 needs pure-DP "
+                f"finite epsilon at delta={delta!r}: delta=0 needs pure-DP "
                 "trials and a truncated negative binomial (or geometric) law; "
                 "pass delta > 0."
             )
@@ -669,7 +677,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
             trial_total = calibrate_parameter(
                 event,
                 target,
-                self.delta,
+                delta,
                 accountant,
                 increasing=True,
                 bracket=(target / 4.0, target),
@@ -678,14 +686,14 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         except ValueError:
             raise ValueError(
                 f"No per-trial epsilon makes the search cost at most epsilon="
-                f"{target!r} at delta={self.delta!r} with mean_trials="
+                f"{target!r} at delta={delta!r} with mean_trials="
                 f"{self.mean_trials!r}: raise epsilon or delta, or lower "
                 "mean_trials."
             ) from None
         if trial_total < target * 1e-6:
             raise ValueError(
                 f"No per-trial epsilon makes the search cost at most epsilon="
-                f"{target!r} at delta={self.delta!r} with mean_trials="
+                f"{target!r} at delta={delta!r} with mean_trials="
                 f"{self.mean_trials!r}: raise epsilon or delta, or lower "
                 "mean_trials."
             )
@@ -772,7 +780,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
         score_plan = plan_laplace(1.0 / n_validation, score_epsilon, 1)
         return FitPlan(
             event,
-            self.delta,
+            self._delta(),
             {
                 "prefix": prefix,
                 "final": final,

@@ -65,13 +65,13 @@ class DPStandardScaler(
         Scale to unit variance (release noisy variances).
     copy : bool, default=True
         ``False`` lets ``transform`` work in place where possible.
-    budget : PrivacyBudget or None, default=None
-        Shared budget charged by every fit; ``None`` records the spend only
-        on the scaler (``privacy_event_``).
     random_state : int, RandomState instance or None, default=None
         ``None`` draws noise from the operating system's CSPRNG: the only
         choice for a release. A seed makes fits reproducible, which is for
         tests and examples only: whoever knows the seed can remove the noise.
+    budget : PrivacyBudget or None, default=None
+        Shared budget charged by every fit; ``None`` records the spend only
+        on the scaler (``privacy_event_``).
 
     Attributes
     ----------
@@ -160,8 +160,8 @@ class DPStandardScaler(
         "with_mean": ["boolean"],
         "with_std": ["boolean"],
         "copy": ["boolean"],
-        "budget": [HasMethods(["spend"]), None],
         "random_state": ["random_state"],
+        "budget": [HasMethods(["spend"]), None],
     }
 
     def __init__(
@@ -172,16 +172,16 @@ class DPStandardScaler(
         with_mean: bool = True,
         with_std: bool = True,
         copy: bool = True,
-        budget: PrivacyBudget | None = None,
         random_state: int | np.random.RandomState | None = None,
+        budget: PrivacyBudget | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.bounds = bounds
         self.with_mean = with_mean
         self.with_std = with_std
         self.copy = copy
-        self.budget = budget
         self.random_state = random_state
+        self.budget = budget
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -83,12 +83,12 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
         declared bounds.
     dtype : {np.float64, np.float32} or None, default=None
         dtype of the one-hot output; ``None`` gives float64.
-    budget : PrivacyBudget or None, default=None
-        The budget the fit charges; shared, not copied, by ``clone``.
     random_state : None, int or Generator, default=None
         ``None`` draws from the OS CSPRNG (the only choice for a release);
         a seed gives reproducible, predictable noise, for tests and
         examples only.
+    budget : PrivacyBudget or None, default=None
+        The budget the fit charges; shared, not copied, by ``clone``.
 
     Attributes
     ----------
@@ -166,8 +166,8 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
         "epsilon": [EPSILON_CONSTRAINT],
         "bounds": ["array-like", None],
         "dtype": [Options(type, {np.float64, np.float32}), None],
-        "budget": [HasMethods(["spend"]), None],
         "random_state": ["random_state"],
+        "budget": [HasMethods(["spend"]), None],
     }
 
     def __init__(
@@ -179,8 +179,8 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
         epsilon: float = 1.0,
         bounds: ArrayLike | None = None,
         dtype: type[np.float64] | type[np.float32] | None = None,
-        budget: PrivacyBudget | None = None,
         random_state: int | np.random.RandomState | None = None,
+        budget: PrivacyBudget | None = None,
     ) -> None:
         self.n_bins = n_bins
         self.encode = encode
@@ -188,8 +188,8 @@ class DPKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator)
         self.epsilon = epsilon
         self.bounds = bounds
         self.dtype = dtype
-        self.budget = budget
         self.random_state = random_state
+        self.budget = budget
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

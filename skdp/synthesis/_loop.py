@@ -86,7 +86,7 @@ def run_mwem(
         only way the loop reads the rows.
     sizes : tuple of int
         Domain size of each attribute.
-    plan : PrivacyPlan
+    plan : MWEMPlan
     source : RandomSource
         Noise for selections and measurements.
     candidates : list of tuple of int, optional

@@ -161,12 +161,12 @@ class OnlinePMW(PrivateEstimatorMixin, BaseEstimator):
     svt_fraction : float, default=0.5
         Share of ``epsilon`` spent by the sparse vector test, in (0, 1); the
         rest pays for the ``max_updates`` Laplace measurements.
-    budget : PrivacyBudget or None, default=None
-        Shared budget charged once by :meth:`fit`.
     random_state : None, int, numpy Generator or RandomState, default=None
         ``None`` draws the privacy noise from the OS CSPRNG: the only
         choice for a release. A seed makes the interaction reproducible and
         is **for testing only**: whoever knows it can remove the noise.
+    budget : PrivacyBudget or None, default=None
+        Shared budget charged once by :meth:`fit`.
 
     Attributes
     ----------
@@ -328,8 +328,8 @@ class OnlinePMW(PrivateEstimatorMixin, BaseEstimator):
         "threshold": [PositiveReal(1.0), None],
         "learning_rate": [PositiveReal(), None],
         "svt_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "budget": [HasMethods(["spend"]), None],
         "random_state": ["random_state"],
+        "budget": [HasMethods(["spend"]), None],
     }
 
     def __init__(
@@ -341,8 +341,8 @@ class OnlinePMW(PrivateEstimatorMixin, BaseEstimator):
         threshold: float | None = None,
         learning_rate: float | None = None,
         svt_fraction: float = 0.5,
-        budget: PrivacyBudget | None = None,
         random_state: int | np.random.RandomState | None = None,
+        budget: PrivacyBudget | None = None,
     ) -> None:
         self.domain = domain
         self.epsilon = epsilon
@@ -350,8 +350,8 @@ class OnlinePMW(PrivateEstimatorMixin, BaseEstimator):
         self.threshold = threshold
         self.learning_rate = learning_rate
         self.svt_fraction = svt_fraction
-        self.budget = budget
         self.random_state = random_state
+        self.budget = budget
 
     def _forget_fit(self) -> None:
         super()._forget_fit()

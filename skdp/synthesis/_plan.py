@@ -34,7 +34,7 @@ __all__ = [
     "MARGINAL_L1",
     "MARGINAL_L2",
     "QUERY_SENSITIVITY",
-    "PrivacyPlan",
+    "MWEMPlan",
     "RoundSettings",
     "plan_measurement",
     "plan_privacy",
@@ -140,8 +140,11 @@ class RoundSettings:
 
 
 @dataclass(frozen=True)
-class PrivacyPlan:
-    """What each step of one fit spends; built from public parameters only.
+class MWEMPlan:
+    """What each MWEM step of one fit spends; built from public parameters only.
+
+    A synthesizer's ``mwem_plan_``; the whole fit's charge is its
+    ``privacy_plan(X)`` (a :class:`~skdp.base.FitPlan`).
 
     Attributes
     ----------
@@ -222,7 +225,7 @@ def plan_privacy(
     schedule="fixed",
     max_cells=1,
     n_samples=None,
-) -> PrivacyPlan:
+) -> MWEMPlan:
     """Split ``(epsilon, delta)`` over the initial measurements and the rounds.
 
     ``schedule="fixed"``: every round and every initial one-way marginal
@@ -252,7 +255,7 @@ def plan_privacy(
         events, select, measure, multiplier = _events(
             noise, n_init, n_rounds, unit, max_cells, n_samples
         )
-        return PrivacyPlan(
+        return MWEMPlan(
             noise,
             n_init,
             n_rounds,
@@ -276,7 +279,7 @@ def plan_privacy(
     events, select, measure, multiplier = _events(
         noise, n_init, n_rounds, low, max_cells, n_samples
     )
-    return PrivacyPlan(
+    return MWEMPlan(
         noise,
         n_init,
         n_rounds,
@@ -355,7 +358,7 @@ def _plan_adaptive(
         charged = event(total)
     unit = total / (n_rounds + share * n_init)
     first = RoundSettings.from_unit(noise, unit, max_cells, n_samples)
-    return PrivacyPlan(
+    return MWEMPlan(
         noise,
         n_init,
         n_rounds,
@@ -379,7 +382,7 @@ QUERY_SENSITIVITY = 1.0
 
 
 def plan_measurement(
-    plan: PrivacyPlan | RoundSettings,
+    plan: MWEMPlan | RoundSettings,
     cells: int,
     *,
     query: bool = False,

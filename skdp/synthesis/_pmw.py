@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from ..accounting._budget import PrivacyBudget
+from ..accounting._delta import resolve_delta
 from ..accounting._events import ComposedEvent
 from ..base import FitPlan, PlannedFit, PrivateEstimatorMixin
 from ..utils._constraints import EPSILON_CONSTRAINT
@@ -114,9 +115,12 @@ class PMWSynthesizer(
     ----------
     epsilon : float, default=1.0
         Privacy budget of one fit, > 0.
-    delta : float, default=1e-9
+    delta : float or None, default=None
         Privacy parameter delta of one fit with ``noise="gaussian"``, in
         (0, 1); ignored (a fit spends delta = 0) with ``noise="laplace"``.
+        ``None`` follows skdp's default-delta rule (:ref:`default_delta`):
+        :data:`~skdp.accounting.DEFAULT_DELTA` with Gaussian noise, 0 with
+        Laplace noise.
     noise : {"gaussian", "laplace"}, default="gaussian"
         Measurement noise. ``"gaussian"`` is accounted in Renyi DP / zCDP
         and allows many more rounds for the same ``(epsilon, delta)``;
@@ -235,9 +239,12 @@ class PMWSynthesizer(
     n_iter_ : int
         Mirror-descent steps of the estimation, over all rounds (each
         re-fit stops on the convergence rule of Notes, "Update").
-    privacy_plan_ : PrivacyPlan
-        Per-step budget: selection epsilon, noise multiplier or Laplace
-        epsilon (of the first round with ``schedule="adaptive"``).
+    mwem_plan_ : MWEMPlan
+        How the fit's budget is split over MWEM's steps: selection epsilon,
+        noise multiplier or Laplace epsilon (of the first round with
+        ``schedule="adaptive"``). Not to be confused with
+        :meth:`~skdp.base.PrivateEstimatorMixin.privacy_plan`, which returns
+        what a fit charges in all.
     privacy_event_ : ComposedEvent
         Everything the fit spent: every step (``schedule="fixed"``), or the
         one zCDP (pure-DP with Laplace noise) budget of the adaptive rounds.
@@ -494,7 +501,7 @@ class PMWSynthesizer(
     _data_bound_params = ("bounds", "categories")
     _parameter_constraints: dict = {
         "epsilon": [EPSILON_CONSTRAINT],
-        "delta": [Interval(Real, 0, 1, closed="left")],
+        "delta": [Interval(Real, 0, 1, closed="left"), None],
         "noise": [StrOptions({"gaussian", "laplace"})],
         "workload": ["array-like", None],
         "n_rounds": [Interval(Integral, 1, None, closed="left"), None],
@@ -514,7 +521,7 @@ class PMWSynthesizer(
     def __init__(
         self,
         epsilon: float = 1.0,
-        delta: float = 1e-9,
+        delta: float | None = None,
         *,
         noise: Literal["gaussian", "laplace"] = "gaussian",
         workload: list[tuple[Any, ...]] | ArrayLike | None = None,
@@ -567,6 +574,10 @@ class PMWSynthesizer(
     def _data_derived_params(self) -> tuple[str, ...]:
         """The parameters a fit reads from the data (see ``undeclared_domains``)."""
         return undeclared_domains(self.bounds, self.categories)
+
+    def _delta(self) -> float:
+        """The delta of the plan (Gaussian measurements need delta > 0)."""
+        return resolve_delta(self.delta, needs_delta=self.noise == "gaussian")
 
     def _may_be_missing(self) -> bool:
         """Whether any column may declare a missing-value code."""
@@ -770,7 +781,7 @@ class PMWSynthesizer(
         (and, in memory only, reads the domains not declared).
         """
         table = read_table(self, X)
-        if self.noise == "gaussian" and not self.delta > 0:
+        if self.noise == "gaussian" and not self._delta() > 0:
             raise ValueError("noise='gaussian' needs delta > 0.")
         specs = self._specs(table)
         undeclared = [spec.name for spec in specs if spec.domain is None]
@@ -865,7 +876,7 @@ class PMWSynthesizer(
             }
         mwem_plan = plan_privacy(
             self.epsilon,
-            self.delta,
+            self._delta(),
             self.noise,
             prepared["n_init"],
             prepared["n_rounds"],
@@ -924,7 +935,7 @@ class PMWSynthesizer(
         weights = None
         if mwem_plan.schedule == "adaptive" and candidates is not None:
             weights = workload_weights(prepared["workload"], candidates)
-        delta = self.delta if self.noise == "gaussian" else 0.0
+        delta = self._delta() if self.noise == "gaussian" else 0.0
         return FitPlan(
             ComposedEvent(mwem_plan.events),
             delta,
@@ -962,7 +973,7 @@ class PMWSynthesizer(
         )
         self._pandas_input_ = prepared["pandas"]
         self.domains_ = plan.settings["domains"]
-        self.privacy_plan_ = mwem_plan
+        self.mwem_plan_ = mwem_plan
         self.model_ = model
         self.selected_ = selected
         self.n_iter_ = n_iter

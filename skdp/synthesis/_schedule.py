@@ -39,7 +39,7 @@ class RoundSchedule:
 
     Parameters
     ----------
-    plan : PrivacyPlan
+    plan : MWEMPlan
 
     Attributes
     ----------

@@ -78,9 +78,12 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         with the declared categories).
     epsilon : float, default=1.0
         Privacy budget of one fit, > 0.
-    delta : float, default=1e-9
+    delta : float or None, default=None
         Delta of one fit with ``noise="gaussian"``, in (0, 1); ignored (a fit
-        spends delta = 0) with ``noise="laplace"``.
+        spends delta = 0) with ``noise="laplace"``. ``None`` follows skdp's
+        default-delta rule (:ref:`default_delta`):
+        :data:`~skdp.accounting.DEFAULT_DELTA` with Gaussian noise, 0 with
+        Laplace noise.
     noise : {"gaussian", "laplace"}, default="gaussian"
         Measurement noise of the synthesizer.
     classes : array-like or None, default=None
@@ -237,7 +240,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"]), None],
         "epsilon": [EPSILON_CONSTRAINT],
-        "delta": [Interval(Real, 0, 1, closed="left")],
+        "delta": [Interval(Real, 0, 1, closed="left"), None],
         "noise": [StrOptions({"gaussian", "laplace"})],
         "classes": ["array-like", None],
         "categories": [dict, list, None],
@@ -257,7 +260,7 @@ class SyntheticDataClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstima
         estimator: BaseEstimator | None = None,
         *,
         epsilon: float = 1.0,
-        delta: float = 1e-9,
+        delta: float | None = None,
         noise: Literal["gaussian", "laplace"] = "gaussian",
         classes: ArrayLike | None = None,
         categories: TableCategories | None = None,

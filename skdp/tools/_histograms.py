@@ -37,8 +37,8 @@ _PARAMS = {
     "range": ["array-like", None],
     "epsilon": [EPSILON_CONSTRAINT],
     "density": ["boolean"],
-    "budget": [HasMethods(["spend"]), None],
     "random_state": ["random_state"],
+    "budget": [HasMethods(["spend"]), None],
 }
 
 
@@ -187,8 +187,8 @@ def histogram(
     *,
     epsilon: float = 1.0,
     density: bool = False,
-    budget: PrivacyBudget | None = None,
     random_state: RandomStateLike = None,
+    budget: PrivacyBudget | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Differentially private histogram of 1-D data, like :func:`numpy.histogram`.
 
@@ -209,10 +209,10 @@ def histogram(
         > 0.
     density : bool, default=False
         Return the density (counts divided by ``n`` and the bin widths).
-    budget : PrivacyBudget or None, default=None
-        Charged once, before the data is read.
     random_state : int, RandomState instance or None, default=None
         ``None`` (the OS CSPRNG) for a release; a seed for tests only.
+    budget : PrivacyBudget or None, default=None
+        Charged once, before the data is read.
 
     Returns
     -------
@@ -266,8 +266,8 @@ def histogramdd(
     *,
     epsilon: float = 1.0,
     density: bool = False,
-    budget: PrivacyBudget | None = None,
     random_state: RandomStateLike = None,
+    budget: PrivacyBudget | None = None,
 ) -> tuple[NDArray[np.float64], list[NDArray[np.float64]]]:
     """Differentially private multidimensional histogram, like
     :func:`numpy.histogramdd`.
@@ -286,10 +286,10 @@ def histogramdd(
         > 0.
     density : bool, default=False
         Return the density instead of counts.
-    budget : PrivacyBudget or None, default=None
-        Charged once, before the data is read.
     random_state : int, RandomState instance or None, default=None
         ``None`` (the OS CSPRNG) for a release; a seed for tests only.
+    budget : PrivacyBudget or None, default=None
+        Charged once, before the data is read.
 
     Returns
     -------

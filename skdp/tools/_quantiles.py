@@ -40,8 +40,8 @@ _PARAMS = {
     "axis": [None, Integral],
     "epsilon": [EPSILON_CONSTRAINT],
     "bounds": ["array-like", None],
-    "budget": [HasMethods(["spend"]), None],
     "random_state": ["random_state"],
+    "budget": [HasMethods(["spend"]), None],
 }
 
 
@@ -119,8 +119,8 @@ def quantile(
     *,
     epsilon: float = 1.0,
     bounds: ArrayLike | None = None,
-    budget: PrivacyBudget | None = None,
     random_state: RandomStateLike = None,
+    budget: PrivacyBudget | None = None,
 ) -> float | NDArray[np.float64]:
     """Differentially private quantiles, like :func:`numpy.quantile`.
 
@@ -140,10 +140,10 @@ def quantile(
         Public range of the values (scalars, or one per column); the output
         always lies in it. ``None`` reads the minimum and maximum from the
         data with a :class:`~skdp.exceptions.PrivacyLeakWarning`.
-    budget : PrivacyBudget or None, default=None
-        Charged once, before the data is read.
     random_state : int, RandomState instance or None, default=None
         ``None`` (the OS CSPRNG) for a release; a seed for tests only.
+    budget : PrivacyBudget or None, default=None
+        Charged once, before the data is read.
 
     Returns
     -------
@@ -192,8 +192,8 @@ def median(
     *,
     epsilon: float = 1.0,
     bounds: ArrayLike | None = None,
-    budget: PrivacyBudget | None = None,
     random_state: RandomStateLike = None,
+    budget: PrivacyBudget | None = None,
 ) -> float | NDArray[np.float64]:
     """Differentially private median: :func:`quantile` at ``q = 0.5``.
 

@@ -44,8 +44,8 @@ _COMMON = {
     "a": ["array-like"],
     "axis": [None, Integral],
     "epsilon": [EPSILON_CONSTRAINT],
-    "budget": [HasMethods(["spend"]), None],
     "random_state": ["random_state"],
+    "budget": [HasMethods(["spend"]), None],
 }
 _BOUNDED = {**_COMMON, "bounds": ["array-like", None]}
 
@@ -98,8 +98,8 @@ def mean(
     *,
     epsilon: float = 1.0,
     bounds: ArrayLike | None = None,
-    budget: PrivacyBudget | None = None,
     random_state: RandomStateLike = None,
+    budget: PrivacyBudget | None = None,
 ) -> float | NDArray[np.float64]:
     """Differentially private arithmetic mean, like :func:`numpy.mean`.
 
@@ -117,11 +117,11 @@ def mean(
         outside are clipped to them. ``None`` reads them from the data and
         emits a :class:`~skdp.exceptions.PrivacyLeakWarning` (the minimum
         and maximum are then not protected).
-    budget : PrivacyBudget or None, default=None
-        Charged once, before the data is read; ``None`` charges nothing.
     random_state : int, RandomState instance or None, default=None
         ``None`` draws noise from the operating system's CSPRNG: the only
         choice for a release. A seed is for tests only.
+    budget : PrivacyBudget or None, default=None
+        Charged once, before the data is read; ``None`` charges nothing.
 
     Returns
     -------
@@ -162,8 +162,8 @@ def sum(  # noqa: A001
     *,
     epsilon: float = 1.0,
     bounds: ArrayLike | None = None,
-    budget: PrivacyBudget | None = None,
     random_state: RandomStateLike = None,
+    budget: PrivacyBudget | None = None,
 ) -> float | NDArray[np.float64]:
     """Differentially private sum, like :func:`numpy.sum`.
 
@@ -208,8 +208,8 @@ def var(
     *,
     epsilon: float = 1.0,
     bounds: ArrayLike | None = None,
-    budget: PrivacyBudget | None = None,
     random_state: RandomStateLike = None,
+    budget: PrivacyBudget | None = None,
 ) -> float | NDArray[np.float64]:
     """Differentially private variance (``ddof=0``), like :func:`numpy.var`.
 
@@ -258,8 +258,8 @@ def std(
     *,
     epsilon: float = 1.0,
     bounds: ArrayLike | None = None,
-    budget: PrivacyBudget | None = None,
     random_state: RandomStateLike = None,
+    budget: PrivacyBudget | None = None,
 ) -> float | NDArray[np.float64]:
     """Differentially private standard deviation (``ddof=0``).
 
@@ -308,8 +308,8 @@ def count(
     axis: int | None = None,
     *,
     epsilon: float = 1.0,
-    budget: PrivacyBudget | None = None,
     random_state: RandomStateLike = None,
+    budget: PrivacyBudget | None = None,
 ) -> int | NDArray[np.int64]:
     """Differentially private number of non-zero entries, like
     :func:`numpy.count_nonzero`.
@@ -323,10 +323,10 @@ def count(
         ``None``: one count over all entries; ``0``: one per column.
     epsilon : float, default=1.0
         > 0.
-    budget : PrivacyBudget or None, default=None
-        Charged once before the data is read.
     random_state : int, RandomState instance or None, default=None
         ``None`` (the OS CSPRNG) for a release; a seed for tests only.
+    budget : PrivacyBudget or None, default=None
+        Charged once before the data is read.
 
     Returns
     -------

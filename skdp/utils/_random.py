@@ -9,15 +9,14 @@ reproducible noise through a numpy generator; that is for tests and
 examples, never for a release.
 
 Everything is built from uniform 64-bit words, vectorised with numpy. The
-integer samplers here (:meth:`RandomSource.integers_below`,
-:func:`bernoulli_exp_neg`, :func:`geometric_exp_neg_one`,
-:func:`sample_exp_weights`) are exact: they use only integer arithmetic on
-the words, draw more words whenever a decision needs them, and have no tail
-truncation (Canonne, Kamath & Steinke 2020, Algorithm 1, and an exact
-inversion for the geometric integer part of an exponential). Where int64
-arithmetic would overflow, the affected elements are finished with Python
-integers, so the results never depend on the size of a machine word. The
-continuous draws (:meth:`RandomSource.uniform`, the fractional part of
+integer draws here (:meth:`RandomSource.integers_below`,
+:func:`geometric_exp_neg_one`) are exact: they use only integer arithmetic
+on the words, draw more words whenever a decision needs them, and have no
+tail truncation (an exact inversion for the geometric integer part of an
+exponential). The samplers that only the mechanisms use, built on these
+(Bernoulli(exp(-x)), exponential weights, the discrete Laplace and
+Gaussian), are in :mod:`skdp.mechanisms`. The continuous draws
+(:meth:`RandomSource.uniform`, the fractional part of
 :meth:`RandomSource.exponential`, :meth:`RandomSource.standard_normal`) are
 floating-point approximations of continuous laws, with no truncation of
 their tails beyond what the float range imposes.
@@ -41,26 +40,13 @@ from numpy.typing import ArrayLike
 
 __all__ = [
     "RandomSource",
-    "bernoulli_exp_neg",
     "check_random_source",
     "geometric_exp_neg_one",
-    "sample_exp_weights",
 ]
 
 _TWO_POW_M53 = 2.0**-53
 _ONE_MINUS_INV_E = -math.expm1(-1.0)
 _TWO_POW_64 = 1 << 64
-
-#: Integers handled by the vectorised int64 code are kept below this bound,
-#: which leaves headroom for the sums the samplers form (``a + b`` with
-#: ``a, b < _LIMIT`` stays below ``2**63``). Anything larger is finished with
-#: Python integers. Tests lower it to force that path.
-_LIMIT = 1 << 62
-
-#: Up to this many draws (or candidates), the Python-integer versions of the
-#: samplers are faster than the vectorised ones, whose cost per call is a few
-#: hundred microseconds of numpy overhead.
-_SMALL = 8
 
 #: numpy bit generators whose raw output is one uniform 64-bit word.
 _RAW_64_BIT = frozenset({"PCG64", "PCG64DXSM", "Philox", "SFC64"})
@@ -254,27 +240,6 @@ class RandomSource:
             position = int(idx[-1])
         return np.concatenate(out).astype(np.intp)
 
-    def gumbel_argmax(self, logits: ArrayLike) -> int:
-        """Index ``i`` with probability exactly proportional to ``exp(logits[i])``.
-
-        The logits are read as the exact binary fractions they hold; ``-inf``
-        has weight zero. The name is kept from the Gumbel-max trick this
-        method used to implement, whose floating-point Gumbel noise was
-        bounded (so very unlikely indices were impossible); it now calls the
-        exact rejection sampler ``sample_exp_weights``. That is fast
-        while the differences ``max(logits) - logits[i]`` fit in 61 bits
-        with a common binary denominator below ``2**62``; other logits take
-        an exact but slow Python-integer path.
-        """
-        logits = np.asarray(logits, dtype=float).ravel()
-        if logits.size == 0 or np.isnan(logits).any() or np.isposinf(logits).any():
-            raise ValueError("logits must be non-empty, without NaN or +inf.")
-        finite = np.flatnonzero(np.isfinite(logits))
-        if finite.size == 0:
-            raise ValueError("at least one logit must be finite.")
-        numerators, denominator = _dyadic_gaps(logits[finite])
-        return int(finite[sample_exp_weights(numerators, denominator, self)])
-
     def numpy_generator(self) -> np.random.Generator:
         """A numpy generator seeded from this source (for post-processing only)."""
         seed = [int(w) for w in self.words(4)]
@@ -341,7 +306,7 @@ def check_random_source(random_state: RandomStateLike) -> RandomSource:
     )
 
 
-# -- exact integer samplers (Canonne, Kamath & Steinke 2020) -----------------
+# -- the exact geometric draw of the exponential's integer part ---------------
 
 
 def geometric_exp_neg_one(size: int, source: RandomSource) -> np.ndarray:
@@ -450,250 +415,7 @@ def _py_geometric_exp_neg_one(source: RandomSource, first_word=None) -> int:
             bits += 64
 
 
-def _bernoulli_ratios(
-    candidates: np.ndarray, factors, source: RandomSource
-) -> np.ndarray:
-    """The subset of ``candidates`` for which every ``Bernoulli(num/den)`` holds."""
-    for numerator, denominator in factors:
-        if candidates.size == 0:
-            break
-        if np.ndim(denominator) == 0:
-            u = source._integers_below(denominator, candidates.size)
-        else:
-            u = source._integers_below(denominator[candidates])
-        candidates = candidates[u < numerator[candidates]]
-    return candidates
-
-
-def _bernoulli_exp_neg_unit(n: int, factors, source: RandomSource) -> np.ndarray:
-    """Bernoulli(exp(-gamma)) for ``gamma = prod num/den`` in ``[0, 1]``.
-
-    ``factors`` is a list of ``(num, den)`` with int64 ``num`` arrays of
-    length ``n``, and ``den`` an int64 array or a scalar, ``0 <= num <= den
-    < _LIMIT``. Canonne, Kamath & Steinke (2020), Algorithm 1: ``A_j ~
-    Bernoulli(gamma / j)`` for ``j = 1, 2, ...`` until the first ``A_j = 0``,
-    and the result is whether that ``j`` is odd. ``Bernoulli(gamma / j)`` is
-    drawn as the conjunction of independent ``Bernoulli(1/j)`` and
-    ``Bernoulli(num/den)`` for each factor, whose probabilities multiply to
-    ``gamma / j``; no product of integers is formed, so nothing overflows.
-    """
-    result = np.empty(n, dtype=bool)
-    active = np.arange(n)
-    j = 1
-    while active.size:
-        result[active] = j % 2 == 1
-        if j == 2:  # Bernoulli(1/2): one bit, not a word
-            active = active[source.bits(active.size)]
-        elif j > 2:
-            active = active[source._integers_below(j, active.size) == 0]
-        active = _bernoulli_ratios(active, factors, source)
-        j += 1
-    return result
-
-
-def _as_integers(values) -> np.ndarray:
-    """An int64 array, or an object array of Python ints if some entry is too big."""
-    array = np.asarray(values)
-    if array.dtype.kind == "i":
-        return array.astype(np.int64, copy=False)
-    if array.dtype.kind == "u":
-        if array.size and array.max() >= np.uint64(1 << 63):
-            return array.astype(object)
-        return array.astype(np.int64)
-    if array.dtype.kind == "O" and all(
-        isinstance(v, Integral) and not isinstance(v, bool) for v in array.flat
-    ):
-        array = np.vectorize(int, otypes=[object])(array) if array.size else array
-        if all(-(1 << 63) <= v < (1 << 63) for v in array.flat):
-            return array.astype(np.int64)
-        return array
-    raise TypeError(f"expected integers, got an array of dtype {array.dtype}.")
-
-
-def bernoulli_exp_neg(numerator, denominator, source: RandomSource) -> np.ndarray:
-    """Exact Bernoulli(``exp(-numerator / denominator)``) draws.
-
-    Parameters
-    ----------
-    numerator : int or array-like of int
-        ``>= 0``; Python integers of any size are accepted.
-    denominator : int or array-like of int
-        ``>= 1``, broadcast against ``numerator``.
-    source : RandomSource
-
-    Returns
-    -------
-    draws : ndarray of bool
-        The broadcast shape of the inputs (0-d for scalars).
-
-    Notes
-    -----
-    Canonne, Kamath & Steinke (2020), Algorithm 1, for the rational
-    ``gamma = numerator / denominator``: ``floor(gamma)`` independent
-    ``Bernoulli(e**-1)`` trials, stopping at the first failure, then one
-    ``Bernoulli(exp(-(gamma - floor(gamma))))`` draw by the alternating
-    series construction (see :func:`geometric_exp_neg_one`). The trials are
-    run as one draw of :func:`geometric_exp_neg_one`, ``K``: they all succeed
-    exactly when ``K >= floor(gamma)``. Only uniform integers are used, so
-    the probability is exactly ``exp(-gamma)`` for every ``gamma``, however
-    large: there is no floating-point comparison and no truncation.
-    Entries of ``2**62`` or more (where int64 arithmetic could overflow)
-    are drawn with Python integers by the same algorithm.
-
-    Examples
-    --------
-    >>> from skdp.utils import check_random_source
-    >>> from skdp.utils._random import bernoulli_exp_neg
-    >>> draws = bernoulli_exp_neg(3, [10] * 100_000, check_random_source(0))
-    >>> bool(abs(draws.mean() - 0.7408) < 0.01)
-    True
-    """
-    num, den = np.broadcast_arrays(_as_integers(numerator), _as_integers(denominator))
-    shape = num.shape
-    num, den = num.ravel(), den.ravel()
-    if (num < 0).any() or (den < 1).any():
-        raise ValueError("need numerator >= 0 and denominator >= 1.")
-    fast = ((num < _LIMIT) & (den < _LIMIT)).astype(bool)
-    result = np.empty(num.size, dtype=bool)
-    index = np.flatnonzero(fast)
-    if index.size:
-        den_fast = den[index].astype(np.int64)
-        whole, fraction = np.divmod(num[index].astype(np.int64), den_fast)
-        result[index] = _bernoulli_exp_neg_fast(whole, fraction, den_fast, source)
-    for i in np.flatnonzero(~fast):
-        result[i] = _py_bernoulli_exp_neg(int(num[i]), int(den[i]), source)
-    return result.reshape(shape)
-
-
-def _bernoulli_exp_neg_fast(
-    whole: np.ndarray, fraction: np.ndarray, den, source: RandomSource
-) -> np.ndarray:
-    """:func:`bernoulli_exp_neg` for ``gamma = whole + fraction / den``.
-
-    int64 arrays below ``_LIMIT``, ``0 <= fraction < den``; ``den`` may be a
-    scalar.
-    """
-    result = np.ones(whole.size, dtype=bool)
-    trials = np.flatnonzero(whole > 0)
-    if trials.size:
-        result[trials] = geometric_exp_neg_one(trials.size, source) >= whole[trials]
-    rest = np.flatnonzero(result & (fraction > 0))
-    if rest.size:
-        den_rest = den if np.ndim(den) == 0 else den[rest]
-        result[rest] = _bernoulli_exp_neg_unit(
-            rest.size, [(fraction[rest], den_rest)], source
-        )
-    return result
-
-
-def sample_exp_weights(numerators, denominator, source: RandomSource, size=None):
-    """Index ``i`` with probability exactly proportional to ``exp(-n_i / d)``.
-
-    Parameters
-    ----------
-    numerators : array-like of int, shape (k,)
-        ``n_i >= 0``; Python integers of any size are accepted.
-    denominator : int
-        ``d >= 1``.
-    source : RandomSource
-    size : int, optional
-        Number of independent draws; ``None`` returns one ``int``.
-
-    Returns
-    -------
-    index : int or ndarray of int64
-
-    Notes
-    -----
-    Rejection sampling: propose ``i`` uniformly (exactly, with
-    :meth:`RandomSource.integers_below`) and accept it with probability
-    ``exp(-n_i / d)`` by :func:`bernoulli_exp_neg`. An accepted proposal
-    has the target law exactly, because every proposal is accepted with a
-    probability proportional to its target weight (all at most 1). With the
-    smallest ``n_i`` equal to 0 the expected number of proposals is at most
-    ``k``, whatever the other weights, so one dominant candidate costs
-    ``O(k)`` like a Gumbel-max draw. Proposals are drawn in vectorised
-    batches sized from a floating-point estimate of the acceptance rate
-    (which affects the speed, never the law), or one at a time with Python
-    integers for a single draw expected to need few proposals (as with at
-    most 8 candidates).
-    The running time depends on the weights, so it is not a constant-time
-    sampler.
-
-    Examples
-    --------
-    >>> from skdp.utils import check_random_source
-    >>> from skdp.utils._random import sample_exp_weights
-    >>> draws = sample_exp_weights([0, 1000], 1, check_random_source(0), size=100)
-    >>> bool((draws == 0).all())
-    True
-    """
-    num = _as_integers(numerators).ravel()
-    k = num.size
-    if k == 0:
-        raise ValueError("need at least one weight.")
-    denominator = int(denominator)
-    if (num < 0).any() or denominator < 1:
-        raise ValueError("need numerators >= 0 and denominator >= 1.")
-    fast = num.dtype != object and denominator < _LIMIT and num.max() < _LIMIT
-    if fast:
-        whole, fraction = np.divmod(num, denominator)
-    else:
-        whole = num.astype(object) // denominator
-    # An upper bound on the acceptance rate (at least 1/k when some n_i = 0),
-    # to size the batches; it affects the speed only.
-    rate = float(np.exp(-np.minimum(whole, 745).astype(np.float64)).sum()) / k
-    if size is None and rate * _SMALL >= 1:
-        # A few proposals expected: one at a time with Python integers is
-        # faster than a vectorised batch.
-        while True:
-            i = _py_below(k, source)
-            if _py_bernoulli_exp_neg(int(num[i]), denominator, source):
-                return i
-    wanted = 1 if size is None else int(size)
-    out = np.empty(wanted, dtype=np.int64)
-    filled = 0
-    while filled < wanted:
-        batch = int(min(max(1.5 * (wanted - filled) / rate, 16), 1 << 16))
-        proposals = source._integers_below(k, batch)
-        if fast:
-            accept = _bernoulli_exp_neg_fast(
-                whole[proposals], fraction[proposals], denominator, source
-            )
-        else:
-            accept = bernoulli_exp_neg(num[proposals], denominator, source)
-        accepted = proposals[accept]
-        take = min(accepted.size, wanted - filled)
-        out[filled : filled + take] = accepted[:take]
-        filled += take
-    return int(out[0]) if size is None else out
-
-
-def _dyadic_gaps(values: np.ndarray):
-    """Exact ``(numerators, denominator)`` with ``max(values) - values == n / d``.
-
-    ``values`` are finite floats; ``d`` is a power of two.
-    """
-    mantissa, exponent = np.frexp(values)
-    m = (mantissa * 2.0**53).astype(np.int64)  # values == m * 2**(exponent - 53)
-    e = exponent.astype(np.int64) - 53
-    nonzero = m != 0
-    # Strip trailing zero bits so that the common denominator is small.
-    low = m[nonzero] & -m[nonzero]
-    shift = np.rint(np.log2(low.astype(np.float64))).astype(np.int64)
-    m[nonzero] >>= shift
-    e[nonzero] += shift
-    e[~nonzero] = e[nonzero].max() if nonzero.any() else 0
-    scale = max(0, -int(e.min()))
-    left = e + scale  # >= 0: values * 2**scale == m << left
-    if int(left.max()) <= 8:
-        scaled = m << left
-        return scaled.max() - scaled, 1 << scale
-    scaled = np.array([int(a) << int(b) for a, b in zip(m, left)], dtype=object)
-    return _as_integers(scaled.max() - scaled), 1 << scale
-
-
-# -- Python-integer versions: for entries beyond int64, and as references ----
+# -- Python-integer version: for bounds beyond int64 ---------------------------
 
 
 def _py_below(bound: int, source: RandomSource) -> int:
@@ -709,20 +431,3 @@ def _py_below(bound: int, source: RandomSource) -> int:
         value >>= 64 * nwords - nbits
         if value < bound:
             return value
-
-
-def _py_bernoulli_exp_neg_unit(numerator: int, denominator: int, source) -> bool:
-    """Bernoulli(exp(-gamma)), ``gamma = numerator / denominator`` in [0, 1]."""
-    j = 1
-    while _py_below(denominator * j, source) < numerator:  # Bernoulli(gamma / j)
-        j += 1
-    return j % 2 == 1
-
-
-def _py_bernoulli_exp_neg(numerator: int, denominator: int, source) -> bool:
-    """CKS 2020 Algorithm 1 with Python integers (any size)."""
-    whole, fraction = divmod(numerator, denominator)
-    for _ in range(whole):  # stops at the first failure
-        if not _py_bernoulli_exp_neg_unit(1, 1, source):
-            return False
-    return _py_bernoulli_exp_neg_unit(fraction, denominator, source)

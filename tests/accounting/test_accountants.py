@@ -22,9 +22,9 @@ from skdp.accounting import (
     RepeatedRandomStoppingEvent,
     SelfComposedEvent,
     ZCDPEvent,
-    expand_events,
     gaussian_epsilon,
 )
+from skdp.accounting._composition import expand_events
 
 SGD = PoissonSubsampledGaussianEvent(0.02, 1.0, 300)
 

@@ -15,7 +15,6 @@ from scipy import special, stats
 from skdp import BudgetExceededError, PrivacyBudget
 from skdp.accounting import (
     ApproxDPEvent,
-    CertifiedEvent,
     DiscreteLaplaceEvent,
     GaussianEvent,
     LaplaceEvent,
@@ -23,7 +22,7 @@ from skdp.accounting import (
     PrivacyAccountant,
     RDPAccountant,
 )
-from skdp.accounting._filters import filter_orders
+from skdp.accounting._filters import CertifiedEvent, filter_orders
 from skdp.exceptions import LedgerError
 from skdp.tools import count
 

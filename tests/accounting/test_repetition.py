@@ -10,18 +10,18 @@ from scipy.special import gammaln, logsumexp
 
 from skdp import PrivacyBudget
 from skdp.accounting import (
-    DEFAULT_ORDERS,
     ComposedEvent,
     GaussianEvent,
     LaplaceEvent,
     PureDPEvent,
     RDPAccountant,
     RepeatedRandomStoppingEvent,
-    epsilon_repeated_truncated_negative_binomial,
     event_from_dict,
     event_to_dict,
-    rdp_gaussian,
-    rdp_pure_dp,
+)
+from skdp.accounting._rdp import DEFAULT_ORDERS, rdp_gaussian, rdp_pure_dp
+from skdp.accounting._repetition import (
+    epsilon_repeated_truncated_negative_binomial,
     rdp_repeated_poisson,
     rdp_repeated_truncated_negative_binomial,
     truncated_negative_binomial_mean,

@@ -17,6 +17,7 @@ from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 
 from skdp import PrivacyBudget
+from skdp.accounting import DEFAULT_DELTA
 from skdp.accounting._analytic_gaussian import gaussian_noise_multiplier
 from skdp.ensemble import (
     DPHistGradientBoostingClassifier,
@@ -43,7 +44,7 @@ def test_auto_bins_and_l2_come_from_public_quantities(classification_data):
     X, y = classification_data(3000, n_features=4)
     clf = _classifier(epsilon=0.5, max_iter=6)
     plan = clf.privacy_plan(X, y).settings["boosting"]
-    mu = 1.0 / gaussian_noise_multiplier(0.5, 1e-5)
+    mu = 1.0 / gaussian_noise_multiplier(0.5, DEFAULT_DELTA)
     assert plan.schema.n_bins == auto_bins(3000, 4, mu, 6, 32)
     # l2="auto": four standard deviations of each round's gradient-sum
     # noise, plus one.

@@ -7,6 +7,7 @@ import pytest
 from _data import sphere_rows
 
 from skdp import DPLogisticRegression
+from skdp.accounting import DEFAULT_DELTA
 from skdp.accounting._calibration import (
     calibrate_gaussian_noise_multiplier,
     epsilon_poisson_subsampled_gaussian,
@@ -32,7 +33,7 @@ def test_defaults_resolve_to_the_documented_rule(n, epsilon, n_classes):
     R = math.hypot(1.0, 0.5)  # data_norm and intercept_scaling
     q = 256 / n
     steps = math.ceil(10 / q)
-    continuous = calibrate_gaussian_noise_multiplier(epsilon, 1e-5, q, steps)
+    continuous = calibrate_gaussian_noise_multiplier(epsilon, DEFAULT_DELTA, q, steps)
     clip = R * math.sqrt(n_models) / 2
     assert (clf.sampling_rate_, clf.n_steps_) == (q, steps)
     # The discrete event's lattice shift (at most steps * 4 sqrt(d) / (s 2**32),
@@ -45,9 +46,10 @@ def test_defaults_resolve_to_the_documented_rule(n, epsilon, n_classes):
     assert clf.learning_rate_ == pytest.approx(min(16 / R**2, n, cap), rel=1e-12)
     # The accountant gives the target epsilon for the resolved event (the
     # calibration bisects the multiplier to a relative 1e-6).
-    spent = epsilon_poisson_subsampled_gaussian(q, sigma, steps, 1e-5)
+    spent = epsilon_poisson_subsampled_gaussian(q, sigma, steps, DEFAULT_DELTA)
     assert spent <= epsilon and spent == pytest.approx(epsilon, rel=1e-3)
-    assert clf.epsilon_ == pytest.approx(epsilon, rel=1e-3) and clf.delta_ == 1e-5
+    assert clf.epsilon_ == pytest.approx(epsilon, rel=1e-3)
+    assert clf.delta_ == DEFAULT_DELTA
 
 
 @pytest.mark.slow

@@ -19,6 +19,7 @@ from skdp import (
     PrivacyLeakWarning,
 )
 from skdp.accounting import (
+    DEFAULT_DELTA,
     DiscreteGaussianEvent,
     PoissonSubsampledDiscreteGaussianEvent,
     PureDPEvent,
@@ -53,7 +54,7 @@ def _private(**params):
     [
         ("objective", PureDPEvent, 0.0),
         ("output", PureDPEvent, 0.0),
-        ("gradient", PoissonSubsampledDiscreteGaussianEvent, 1e-5),
+        ("gradient", PoissonSubsampledDiscreteGaussianEvent, DEFAULT_DELTA),
     ],
 )
 def test_fit_charges_the_budget_once_and_records_it(method, event_type, delta):

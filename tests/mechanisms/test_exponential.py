@@ -8,10 +8,10 @@ import pytest
 from _stat_checks import binomial_ok
 
 from skdp.accounting import ExponentialMechanismEvent
-from skdp.mechanisms import exponential_mechanism
+from skdp.mechanisms import _bernoulli, exponential_mechanism
+from skdp.mechanisms._bernoulli import sample_exp_weights
 from skdp.mechanisms._exponential import _exponents, _floor_scaled, _grid_bits
-from skdp.utils import _random, check_random_source
-from skdp.utils._random import sample_exp_weights
+from skdp.utils import check_random_source
 
 Z = 5.0  # standard errors allowed
 
@@ -105,10 +105,10 @@ def test_gap_45_is_accepted_with_an_exact_exponent(monkeypatch, n_low):
     # exp(-45) = 2.9e-20 is too rare to observe. Every proposal of a low
     # candidate must be accepted with Bernoulli(exp(-gamma)) for gamma
     # exactly 45 (Algorithm 1 then makes that probability exact, see
-    # tests/utils/test_random.py); the Gumbel-max draw used before could
+    # tests/mechanisms/test_bernoulli.py); the Gumbel-max draw used before could
     # never select it.
     exponents = []
-    fast, slow = _random._bernoulli_exp_neg_fast, _random._py_bernoulli_exp_neg
+    fast, slow = _bernoulli._bernoulli_exp_neg_fast, _bernoulli._py_bernoulli_exp_neg
 
     def record_fast(whole, fraction, denominator, source):
         exponents.extend(
@@ -120,8 +120,8 @@ def test_gap_45_is_accepted_with_an_exact_exponent(monkeypatch, n_low):
         exponents.append(Fraction(numerator, denominator))
         return slow(numerator, denominator, source)
 
-    monkeypatch.setattr(_random, "_bernoulli_exp_neg_fast", record_fast)
-    monkeypatch.setattr(_random, "_py_bernoulli_exp_neg", record_slow)
+    monkeypatch.setattr(_bernoulli, "_bernoulli_exp_neg_fast", record_fast)
+    monkeypatch.setattr(_bernoulli, "_py_bernoulli_exp_neg", record_slow)
     scores = [0.0] + [-45.0] * n_low
     source = check_random_source(53)
     for _ in range(20):

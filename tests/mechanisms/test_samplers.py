@@ -19,14 +19,19 @@ import pytest
 from _stat_checks import binomial_ok
 from scipy import stats
 
-from skdp.mechanisms import _samplers, sample_discrete_gaussian, sample_discrete_laplace
+from skdp.mechanisms import (
+    _bernoulli,
+    _samplers,
+    sample_discrete_gaussian,
+    sample_discrete_laplace,
+)
 from skdp.mechanisms._samplers import (
     _bernoulli_exp_neg_square,
     _gaussian_parameters,
     _laplace_ratio,
     geometric_exp_neg_one,
 )
-from skdp.utils import _random, check_random_source
+from skdp.utils import check_random_source
 
 Z = 5.0  # standard errors allowed
 
@@ -118,7 +123,7 @@ def test_discrete_laplace_far_tail_beyond_40_scales(monkeypatch):
 def test_discrete_laplace_int64_fallback_agrees(monkeypatch):
     # With a headroom of 16, every draw with U + 3 V >= 16 (probability
     # about e**(-16/3) = 0.5 %) is finished with Python integers.
-    monkeypatch.setattr(_random, "_LIMIT", 16)
+    monkeypatch.setattr(_bernoulli, "_LIMIT", 16)
     draws = sample_discrete_laplace(3.0, 200_000, check_random_source(35))
     assert (np.abs(draws) >= 16).sum() > 100  # Binomial mean ~ 970.
     _assert_pmf(draws, _laplace_pmf, 3.0)
@@ -127,7 +132,7 @@ def test_discrete_laplace_int64_fallback_agrees(monkeypatch):
 def test_discrete_laplace_python_path_agrees(monkeypatch):
     # 0.7 = t / 2**52 exceeds a headroom of 2**20: all Python integers,
     # with the textbook Bernoulli(exp(-1)) loop for V.
-    monkeypatch.setattr(_random, "_LIMIT", 2**20)
+    monkeypatch.setattr(_bernoulli, "_LIMIT", 2**20)
     draws = sample_discrete_laplace(0.7, 20_000, check_random_source(36))
     _assert_pmf(draws, _laplace_pmf, 0.7)
 
@@ -221,7 +226,7 @@ def test_discrete_gaussian_int64_fallback_agrees(monkeypatch):
     # sigma = 1.5: p = 9 * 2**43, q = 2**46. With a headroom of 2**48 every
     # Laplace candidate with |Y| >= 3 (probability e**-1.5 = 22 %) is
     # accepted or rejected with Python integers.
-    monkeypatch.setattr(_random, "_LIMIT", 2**48)
+    monkeypatch.setattr(_bernoulli, "_LIMIT", 2**48)
     draws = sample_discrete_gaussian(1.5, 100_000, check_random_source(40))
     _assert_pmf(draws, _gaussian_pmf, 1.5)
 
@@ -229,7 +234,7 @@ def test_discrete_gaussian_int64_fallback_agrees(monkeypatch):
 def test_discrete_gaussian_python_path_agrees(monkeypatch):
     # A headroom of 2**30 is below a = 2p and b = tq: all Python integers,
     # with the textbook acceptance Bernoulli(exp(-m**2 / (2 p t q))).
-    monkeypatch.setattr(_random, "_LIMIT", 2**30)
+    monkeypatch.setattr(_bernoulli, "_LIMIT", 2**30)
     draws = sample_discrete_gaussian(1.5, 5_000, check_random_source(41))
     _assert_pmf(draws, _gaussian_pmf, 1.5)
 

@@ -23,7 +23,7 @@ from skdp.accounting import (
     RepeatedRandomStoppingEvent,
     gaussian_noise_multiplier,
 )
-from skdp.base import FitPlan
+from skdp.base import FitPlan, PrivateEstimatorMixin
 from skdp.linear_model import DPLogisticRegression
 from skdp.mechanisms import (
     add_noise,
@@ -32,7 +32,6 @@ from skdp.mechanisms import (
 )
 from skdp.model_selection import PrivateSearchCV
 from skdp.synthesis import PMWSynthesizer
-from skdp.utils import PrivateEstimatorMixin
 from skdp.utils._sklearn_compat import (
     Integral,
     Interval,

@@ -15,7 +15,7 @@ from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import GridSearchCV
 
 from skdp import PrivacyBudget
-from skdp.accounting import LaplaceEvent
+from skdp.accounting import DEFAULT_DELTA, LaplaceEvent
 from skdp.base import FitPlan, PrivateEstimatorMixin
 from skdp.utils._sklearn_compat import validate_data
 
@@ -120,8 +120,8 @@ def _assert_all_recorded(budget, grid, cls, X, y):
     assert [e.index for e in ledger] == list(range(28))
     expected = _expected_events(cls, X, y, grid.best_params_)
     # Basic composition of the fits' own certificates: each its epsilon at
-    # its own delta (DP-SGD's default 1e-5; 0 for the toy's pure fits).
-    fit_delta = 0.0 if cls is ToyPrivateClassifier else 1e-5
+    # its own delta (DP-SGD's default, DEFAULT_DELTA; 0 for the toy's pure fits).
+    fit_delta = 0.0 if cls is ToyPrivateClassifier else DEFAULT_DELTA
     certificates = [
         budget.accountant.epsilon_delta([event], fit_delta)[0] for event in expected
     ]
@@ -146,7 +146,7 @@ def _pids(budget):
 @pytest.fixture(params=["memory", "sqlite"])
 def budget(request, tmp_path):
     ledger = None if request.param == "memory" else tmp_path / "ledger.db"
-    # Room for 28 DP-SGD fits at their default delta of 1e-5 each.
+    # Room for 28 DP-SGD fits at their default delta (DEFAULT_DELTA) each.
     return PrivacyBudget(100.0, 1e-3, ledger=ledger)
 
 

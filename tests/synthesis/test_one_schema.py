@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from skdp import PMWSynthesizer, PrivacyLeakWarning
-from skdp import _synthesize_cli as cli
+from skdp.cli._columns import _columns, _file_schema
+from skdp.cli._csv import _CsvFile
+from skdp.cli._options import DEFAULT_MAX_CATEGORIES
 from skdp.synthesis import OnlinePMW, _schema
 
 pd = pytest.importorskip("pandas")
@@ -48,18 +50,18 @@ def _online_domain(path):
 
 
 def _cli_domains(path, n_bins):
-    csv_file = cli._CsvFile(path)
-    columns = cli._columns(
+    csv_file = _CsvFile(path)
+    columns = _columns(
         csv_file.header,
         categorical=[],
         categories=[],
         bounds=[],
         integer=[],
-        max_categories=cli.DEFAULT_MAX_CATEGORIES,
+        max_categories=DEFAULT_MAX_CATEGORIES,
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        _, _, column_domains = cli._file_schema(csv_file, columns, n_bins, strict=False)
+        _, _, column_domains = _file_schema(csv_file, columns, n_bins, strict=False)
     return column_domains
 
 

@@ -112,7 +112,7 @@ def test_mechanisms_get_the_planned_epsilon_and_sensitivity(monkeypatch):
         n_rounds=4, schedule="fixed", categories=[[0, 1, 2]] * 3, random_state=0
     )
     synth.fit(X)
-    plan = synth.privacy_plan_
+    plan = synth.mwem_plan_
     # Replace-one: a marginal moves by 2/n in L1 (selection score), sqrt(2)
     # in L2 counts (measurement); written out, not read from the code.
     assert calls["select"] == [(2 / 200, plan.select_epsilon)] * 4
@@ -125,14 +125,14 @@ def test_mechanisms_get_the_planned_epsilon_and_sensitivity(monkeypatch):
     calls["measure"].clear()
     queries = np.random.default_rng(1).uniform(size=(10, 27))
     synth.set_params(workload=queries).fit(X)
-    plan = synth.privacy_plan_
+    plan = synth.mwem_plan_
     assert calls["select"] == [(1 / 200, plan.select_epsilon)] * 4
     measured = [(k, type(e), e.noise_multiplier) for k, e in calls["measure"]]
     assert measured == [(1.0, DiscreteGaussianEvent, plan.noise_multiplier)] * 4
 
     calls["measure"].clear()
     synth.set_params(workload=None, noise="laplace").fit(X)
-    plan = synth.privacy_plan_
+    plan = synth.mwem_plan_
     # Laplace: L1 sensitivity 2 (counts) for a marginal, never 1.
     # The measurement that runs is the discrete Laplace of its table's grid;
     # the plan charges its pure epsilon.

@@ -16,7 +16,7 @@ from sklearn.preprocessing import OneHotEncoder
 from sklearn.tree import DecisionTreeClassifier
 
 from skdp import PrivacyBudget, PrivacyLeakWarning
-from skdp.accounting import ComposedEvent
+from skdp.accounting import DEFAULT_DELTA, ComposedEvent
 from skdp.accounting._accountant import PrivacyAccountant
 from skdp.exceptions import BudgetExceededError
 from skdp.synthesis import PMWSynthesizer, SyntheticDataClassifier, marginal_errors
@@ -78,7 +78,7 @@ def test_column_transformer_with_a_target_is_refused():
 
 def test_the_synthesizer_alone_still_fits_with_or_without_y():
     X, y = _data(200)
-    budget = PrivacyBudget(10.0, 1e-6)
+    budget = PrivacyBudget(10.0, 3 * DEFAULT_DELTA)  # three fits at the default
     synth = PMWSynthesizer(categories=CATEGORIES, n_rounds=2, budget=budget)
     synth.fit(X)
     synth.fit(X, None)
@@ -97,7 +97,7 @@ def test_the_synthesizer_alone_still_fits_with_or_without_y():
 
 def test_charges_the_plan_once_and_records_it():
     X, y = _data()
-    budget = PrivacyBudget(5.0, 1e-6)
+    budget = PrivacyBudget(5.0, 2 * DEFAULT_DELTA)  # two fits at the default
     clf = _classifier(budget=budget)
     plan = clf.privacy_plan(X, y)
     assert budget.ledger == []
@@ -121,7 +121,7 @@ def test_the_plan_is_mwem_with_d_initial_measurements_and_d_rounds():
     assert max_cells >= 4
     reference = plan_privacy(
         1.0,
-        1e-9,
+        DEFAULT_DELTA,
         "gaussian",
         3,
         3,
@@ -131,7 +131,7 @@ def test_the_plan_is_mwem_with_d_initial_measurements_and_d_rounds():
         n_samples=len(X),
     )
     assert plan.event == ComposedEvent(reference.events)
-    assert plan.delta == 1e-9
+    assert plan.delta == DEFAULT_DELTA
     assert plan.settings["synthesizer"].settings["mwem"] == reference
 
 

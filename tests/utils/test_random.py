@@ -1,6 +1,5 @@
 import math
 from decimal import Decimal, getcontext
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -8,15 +7,9 @@ from _stat_checks import binomial_ok
 from scipy import stats
 
 from skdp.mechanisms import gaussian_mechanism, laplace_mechanism
-from skdp.utils import RandomSource, _random, check_random_source
-from skdp.utils._random import (
-    _dyadic_gaps,
-    _exp_neg_floor,
-    _py_bernoulli_exp_neg,
-    bernoulli_exp_neg,
-    geometric_exp_neg_one,
-    sample_exp_weights,
-)
+from skdp.mechanisms._bernoulli import _py_bernoulli_exp_neg
+from skdp.utils import RandomSource, check_random_source
+from skdp.utils._random import _exp_neg_floor, geometric_exp_neg_one
 
 
 def test_none_is_the_os_csprng_and_unaffected_by_numpy_seeding():
@@ -70,19 +63,6 @@ Z = 5.0  # standard errors allowed in the statistical tests below
 TWO_64 = 1 << 64
 
 
-class ScriptedSource(RandomSource):
-    """Returns the scripted words first, then words from a seeded generator."""
-
-    def __init__(self, script, seed=0):
-        super().__init__(np.random.default_rng(seed))
-        self.script = [int(w) for w in script]
-
-    def words(self, size):
-        head, self.script = self.script[:size], self.script[size:]
-        tail = super().words(size - len(head))
-        return np.concatenate([np.array(head, dtype=np.uint64), tail])
-
-
 def test_integers_below_is_uniform():
     source = check_random_source(10)
     n = 210_000
@@ -97,13 +77,13 @@ def test_integers_below_is_uniform():
     assert mixed[0] == 0 and 0 <= mixed[1] < 2 and 0 <= mixed[2] < 3
 
 
-def test_integers_below_rejects_the_partial_block():
+def test_integers_below_rejects_the_partial_block(scripted_source):
     # 2**64 = 3 q + 1, so of the 2**64 words only 2**64 - 1 is rejected.
     for bound in (3, [3]):
-        source = ScriptedSource([TWO_64 - 1, 5])
+        source = scripted_source([TWO_64 - 1, 5])
         assert int(np.ravel(source.integers_below(bound, 1))[0]) == 5 % 3
         assert source.script == []  # both words were used
-    source = ScriptedSource([TWO_64 - 2])  # accepted: its block fits below 2**64
+    source = scripted_source([TWO_64 - 2])  # accepted: its block fits below 2**64
     assert int(source.integers_below(3, 1)[0]) == (TWO_64 - 2) % 3
     with pytest.raises(ValueError, match="bound"):
         source.integers_below(0, 1)
@@ -111,12 +91,12 @@ def test_integers_below_rejects_the_partial_block():
         source.integers_below([1, 2**63])
 
 
-def test_bits_are_fair():
+def test_bits_are_fair(scripted_source):
     bits = check_random_source(11).bits(100_001)
     assert bits.shape == (100_001,) and bits.dtype == bool
     assert binomial_ok(bits.sum(), bits.size, 0.5, Z)
     # The documented order: the lowest byte first, its top bit first.
-    first = ScriptedSource([0x80 | (1 << 8)]).bits(16)
+    first = scripted_source([0x80 | (1 << 8)]).bits(16)
     assert first.tolist() == [True] + [False] * 14 + [True]
 
 
@@ -135,24 +115,24 @@ def test_geometric_has_the_exact_tail():
         assert binomial_ok((k >= j).sum(), n, math.exp(-j), Z), j
 
 
-def test_geometric_resolves_ties_and_deep_tails_exactly():
+def test_geometric_resolves_ties_and_deep_tails_exactly(scripted_source):
     # K = #{j >= 1 : U < e**-j} = floor(-ln U) for the uniform real U whose
     # binary digits are the words. A first word of 0 (U < 2**-64, beyond
     # every tabulated threshold) continues with more words: U = 2**-65 + ...
     # gives K = floor(65 ln 2) = 45, far beyond the old cap near 36.7.
-    assert geometric_exp_neg_one(1, ScriptedSource([0, 2**63]))[0] == 45
-    assert geometric_exp_neg_one(1, ScriptedSource([0, TWO_64 - 1]))[0] == 44
+    assert geometric_exp_neg_one(1, scripted_source([0, 2**63]))[0] == 45
+    assert geometric_exp_neg_one(1, scripted_source([0, TWO_64 - 1]))[0] == 44
     # A first word equal to a threshold floor(2**64 / e) is a tie: the next
     # word decides against the next 64 bits of e**-1.
     tie = _exp_neg_floor(1, 64)
     next_bits = _exp_neg_floor(1, 128) - (tie << 64)
-    below = ScriptedSource([tie, next_bits - 1])
-    above = ScriptedSource([tie, next_bits + 1])
+    below = scripted_source([tie, next_bits - 1])
+    above = scripted_source([tie, next_bits + 1])
     assert geometric_exp_neg_one(1, below)[0] == 1
     assert geometric_exp_neg_one(1, above)[0] == 0
     # Without a tie one word decides, whatever follows.
-    assert geometric_exp_neg_one(1, ScriptedSource([tie + 1, 0]))[0] == 0
-    assert geometric_exp_neg_one(1, ScriptedSource([tie - 1, 0]))[0] == 1
+    assert geometric_exp_neg_one(1, scripted_source([tie + 1, 0]))[0] == 0
+    assert geometric_exp_neg_one(1, scripted_source([tie - 1, 0]))[0] == 1
 
 
 def test_geometric_matches_the_bernoulli_loop_reference():
@@ -171,11 +151,11 @@ def test_geometric_matches_the_bernoulli_loop_reference():
     assert abs(fast.mean() - mean) < Z * sd / math.sqrt(n)
 
 
-def test_exponential_has_an_unbounded_tail():
+def test_exponential_has_an_unbounded_tail(scripted_source):
     # The old sampler drew K from a float uniform >= 2**-54, so E < 37.5
     # always; an exact geometric integer part reaches any value (here U's
     # words make K = 45; such words have probability 2**-65, the law's).
-    e = ScriptedSource([0, 2**63]).exponential(1)
+    e = scripted_source([0, 2**63]).exponential(1)
     assert e[0] > 45
     # In distribution: P(E > x) = e**-x, including past the integer parts.
     n = 400_000
@@ -201,139 +181,11 @@ def test_poisson_subsample_survives_huge_gaps():
     assert abs(np.mean(sizes) - 10) < Z * 3.16 / math.sqrt(300)
 
 
-@pytest.mark.parametrize(
-    "numerator, denominator", [(0, 1), (3, 10), (1, 1), (27, 10), (10, 1)]
-)
-def test_bernoulli_exp_neg_probability(numerator, denominator):
-    n = 2_000_000
-    draws = bernoulli_exp_neg(
-        numerator, np.full(n, denominator), check_random_source(16)
-    )
-    p = math.exp(-numerator / denominator)
-    assert draws.dtype == bool and draws.shape == (n,)
-    assert binomial_ok(draws.sum(), n, p, Z)
-
-
-def test_bernoulli_exp_neg_branch_structure():
-    # gamma = 3/10 <= 1: A_j ~ Bernoulli(gamma / j) drawn as Bernoulli(1/j)
-    # (the first bit of a word for j = 2, then U below j equal to 0) and
-    # Bernoulli(3/10) (U below 10 less than 3); the result is whether the
-    # first A_j = 0 has odd j.
-    heads, tails = 0x80, 0  # the first bit :meth:`RandomSource.bits` takes
-    assert not bernoulli_exp_neg(3, 10, ScriptedSource([1, heads, 5]))  # j = 2
-    assert not bernoulli_exp_neg(3, 10, ScriptedSource([1, tails]))  # j = 2
-    assert bernoulli_exp_neg(3, 10, ScriptedSource([1, heads, 1, 1]))  # j = 3
-    assert bernoulli_exp_neg(3, 10, ScriptedSource([4]))  # j = 1
-    # gamma = 27/10: two Bernoulli(1/e) trials, i.e. K >= 2 for the
-    # geometric K, then Bernoulli(exp(-7/10)).
-    k_is_2 = _exp_neg_floor(2, 64) - 1  # U just below e**-2, above e**-3
-    k_is_1 = _exp_neg_floor(1, 64) - 1
-    assert bernoulli_exp_neg(27, 10, ScriptedSource([k_is_2, 9]))
-    assert not bernoulli_exp_neg(27, 10, ScriptedSource([k_is_2, 1, heads, 8]))
-    source = ScriptedSource([k_is_1, 123])
-    assert not bernoulli_exp_neg(27, 10, source)  # one trial failed: done
-    assert source.script == [123]
-
-
-def test_bernoulli_exp_neg_45_is_exact():
-    # exp(-45) = 2.9e-20 is far below the 2**-54 resolution of a float
-    # uniform; here it is P(K >= 45) = P(U < e**-45), decided bit by bit.
-    # U = 2**-65 + ... < e**-45 = 2**-64.9 is accepted; U just below 2**-64
-    # is not.
-    assert bernoulli_exp_neg(45, 1, ScriptedSource([0, 2**63]))
-    assert not bernoulli_exp_neg(45, 1, ScriptedSource([0, TWO_64 - 1]))
-    assert bernoulli_exp_neg(90, 2, ScriptedSource([0, 2**63]))
-
-
-def test_bernoulli_exp_neg_python_integers_agree_with_int64():
-    # Beyond int64 the same algorithm runs with Python integers.
-    big = 1 << 70
-    n = 20_000
-    source = check_random_source(17)
-    for numerator, denominator in ((3, 10), (27, 10)):
-        p = math.exp(-numerator / denominator)
-        slow = bernoulli_exp_neg(numerator * big, [denominator * big] * n, source)
-        assert binomial_ok(slow.sum(), n, p, Z)
-    mixed = bernoulli_exp_neg(
-        np.array([3 * big, 3], dtype=object), np.array([10 * big, 10]), source
-    )
-    assert mixed.shape == (2,)
-    # A big denominator with small numerators: gamma = 0 and 2**-70.
-    tiny = bernoulli_exp_neg([0, 1], 2**70, source)
-    assert tiny.dtype == bool and tiny[0]
-    with pytest.raises(ValueError, match="numerator"):
-        bernoulli_exp_neg(-1, 1, source)
-    with pytest.raises(TypeError, match="integers"):
-        bernoulli_exp_neg(0.5, 1, source)
-
-
-def test_forced_python_path_agrees(monkeypatch):
-    # Lowering the int64 headroom sends most draws to the Python integers.
-    monkeypatch.setattr(_random, "_LIMIT", 8)
-    n = 20_000
-    draws = bernoulli_exp_neg(27, [10] * n, check_random_source(18))
-    assert binomial_ok(draws.sum(), n, math.exp(-2.7), Z)
-
-
-def test_sample_exp_weights_probabilities():
-    # Exponents 0, 3, 10 and 10.5: relative weights 1, e**-3, e**-10, e**-10.5.
-    numerators = [0, 6, 20, 21]
-    n = 2_000_000
-    draws = sample_exp_weights(numerators, 2, check_random_source(19), size=n)
-    weights = np.exp(-np.array(numerators) / 2)
-    p = weights / weights.sum()
-    counts = np.bincount(draws, minlength=4)
-    for i in range(4):
-        assert binomial_ok(counts[i], n, p[i], Z), i
-    assert isinstance(sample_exp_weights([0, 1], 1, check_random_source(0)), int)
-
-
-def test_sample_exp_weights_one_dominant_candidate():
-    # 1e5 candidates 30 below the best: the best has probability 1 - 1e-8.
-    numerators = np.full(100_000, 30)
-    numerators[123] = 0
-    draws = sample_exp_weights(numerators, 1, check_random_source(20), size=5)
-    assert (draws == 123).all()
-
-
-def test_dyadic_gaps_are_exact():
-    rng = np.random.default_rng(21)
-    values = np.concatenate(
-        [rng.normal(size=50), rng.normal(size=5) * 1e-12, [0.0, -3.7, 1e10]]
-    )
-    numerators, denominator = _dyadic_gaps(values)
-    top = Fraction(float(values.max()))
-    for value, numerator in zip(values, numerators):
-        assert Fraction(int(numerator), denominator) == top - Fraction(float(value))
-
-
-@pytest.mark.parametrize(
-    "logits, n",
-    [
-        ([0.0, 1.0, 2.0], 4000),
-        # -1e-5 needs a denominator of 2**69: the Python-integer path.
-        ([0.0, -1e-5, -3.7, -np.inf], 1500),
-    ],
-)
-def test_gumbel_argmax_is_exact_softmax(logits, n):
-    source = check_random_source(22)
-    counts = np.bincount(
-        [source.gumbel_argmax(logits) for _ in range(n)], minlength=len(logits)
-    )
-    p = np.exp(np.array(logits) - max(logits))
-    p /= p.sum()
-    for i in range(len(logits)):
-        assert binomial_ok(counts[i], n, p[i], Z) or p[i] == counts[i] == 0
-    with pytest.raises(ValueError, match="NaN"):
-        source.gumbel_argmax([0.0, np.nan])
-
-
 def test_seeded_samplers_are_reproducible():
     draws = [
         (
             check_random_source(seed).exponential(50),
             geometric_exp_neg_one(50, check_random_source(seed)),
-            bernoulli_exp_neg(3, [10] * 50, check_random_source(seed)),
         )
         for seed in (5, 5)
     ]

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skdp.__main__ import main
+from skdp.cli import main
 from skdp.exceptions import PrivacyLeakWarning
 
 pytestmark = pytest.mark.slow  # the command line in subprocesses
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # -- demo ---------------------------------------------------------------------
 def test_quick_demo_prints_the_table_the_ledger_and_draws_the_plot(tmp_path):
     pytest.importorskip("matplotlib")
-    from skdp._demo import EPSILONS, METHODS, MODELS, QUICK_EPSILONS, run_demo
+    from skdp.cli._demo import EPSILONS, METHODS, MODELS, QUICK_EPSILONS, run_demo
 
     out, progress = io.StringIO(), io.StringIO()
     plot = tmp_path / "demo.png"
@@ -62,7 +62,7 @@ def test_quick_demo_prints_the_table_the_ledger_and_draws_the_plot(tmp_path):
 
 
 def test_demo_without_matplotlib_prints_the_table_only(monkeypatch):
-    from skdp import _demo
+    from skdp.cli import _demo
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
@@ -371,7 +371,8 @@ def test_output_format_depends_on_the_options_not_the_values(
 
 
 def test_integer_format_decision_reads_only_the_options():
-    from skdp._synthesize_cli import _columns, _domains, parse_bounds
+    from skdp.cli._columns import _columns, _domains
+    from skdp.cli._options import parse_bounds
 
     def integer(values, **options):
         options = {
@@ -497,12 +498,10 @@ def test_category_errors_do_not_echo_private_values(tmp_path, capsys, fit_calls)
 
 
 def _is_before_any_work(monkeypatch):
-    from skdp import _synthesize_cli
+    from skdp.cli import _synthesize
 
     reads = []
-    monkeypatch.setattr(
-        _synthesize_cli, "_CsvFile", lambda *a: reads.append(a) or 1 / 0
-    )
+    monkeypatch.setattr(_synthesize, "_CsvFile", lambda *a: reads.append(a) or 1 / 0)
     return reads
 
 
@@ -565,9 +564,9 @@ def test_an_epsilon_the_synthesizer_cannot_honour_is_refused_at_the_charge(
     # (epsilon_ = 3.3e-5 for epsilon=1e-10). Its plan now refuses such an
     # epsilon before the charge; the command also gives the fit a budget of
     # exactly --epsilon and --delta, so no plan could overspend it.
-    from skdp import _synthesize_cli
+    from skdp.cli import _options
 
-    monkeypatch.setattr(_synthesize_cli, "MIN_EPSILON", 1e-12)
+    monkeypatch.setattr(_options, "MIN_EPSILON", 1e-12)
     data = _write_table(tmp_path / "data.csv", n_rows=30)
     out = tmp_path / "synth.csv"
     err = _usage_error(
@@ -582,9 +581,9 @@ def test_an_epsilon_the_synthesizer_cannot_honour_is_refused_at_the_charge(
 
 
 def test_many_samples_are_written_in_chunks(tmp_path, monkeypatch):
-    from skdp import _synthesize_cli
+    from skdp.cli import _csv
 
-    monkeypatch.setattr(_synthesize_cli, "_CHUNK_CELLS", 28)  # 7 rows of 4
+    monkeypatch.setattr(_csv, "_CHUNK_CELLS", 28)  # 7 rows of 4
     data = _write_table(tmp_path / "data.csv", n_rows=30)
     outs = [tmp_path / "a.csv", tmp_path / "b.csv"]
     for out in outs:
@@ -603,11 +602,11 @@ def test_an_output_larger_than_the_free_disk_space_is_refused_before_the_fit(
 ):
     import shutil
 
-    from skdp import _synthesize_cli
+    from skdp.cli import _csv
 
     usage = shutil.disk_usage(tmp_path)
     monkeypatch.setattr(
-        _synthesize_cli.shutil,
+        _csv.shutil,
         "disk_usage",
         lambda path: usage._replace(free=1000),
     )
@@ -628,12 +627,12 @@ def test_a_write_failure_after_the_fit_is_reported_without_a_traceback(
 ):
     import errno
 
-    from skdp import _synthesize_cli
+    from skdp.cli import _synthesize
 
     def full_disk(*args):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(_synthesize_cli.os, "replace", full_disk)
+    monkeypatch.setattr(_synthesize.os, "replace", full_disk)
     data = _write_table(tmp_path / "data.csv", n_rows=30)
     out = tmp_path / "synth.csv"
     code = main(
@@ -772,12 +771,12 @@ def test_reading_in_small_chunks_writes_the_same_file(tmp_path, monkeypatch, dec
     # seed gives the same file whether the input is read 65,536 rows at a
     # time or 7. Without declared domains both passes run (ranges and lists
     # read from the data over chunk boundaries).
-    from skdp import _synthesize_cli
+    from skdp.cli import _csv
 
     data = _write_table(tmp_path / "data.csv", n_rows=200)
     outs = []
-    for read_rows in (_synthesize_cli._READ_ROWS, 7):
-        monkeypatch.setattr(_synthesize_cli, "_READ_ROWS", read_rows)
+    for read_rows in (_csv._READ_ROWS, 7):
+        monkeypatch.setattr(_csv, "_READ_ROWS", read_rows)
         out = tmp_path / f"synth-{read_rows}.csv"
         argv = ["synthesize", str(data), "--epsilon", "1", "--out", str(out)]
         argv += ["--seed", "3", "--integer", "age"] + (PUBLIC if declared else [])
@@ -799,10 +798,10 @@ def test_peak_memory_grows_by_a_few_bytes_a_row(tmp_path, monkeypatch):
     import tracemalloc
     import warnings
 
-    from skdp import _synthesize_cli
+    from skdp.cli import _csv, _synthesize
 
-    monkeypatch.setattr(_synthesize_cli, "_READ_ROWS", 1_000)
-    monkeypatch.setattr(_synthesize_cli, "_CHUNK_CELLS", 4_000)
+    monkeypatch.setattr(_csv, "_READ_ROWS", 1_000)
+    monkeypatch.setattr(_csv, "_CHUNK_CELLS", 4_000)
     peaks = {}
     # The first run imports modules and fills caches: it is not measured.
     for n_rows, traced in [(10_000, False), (10_000, True), (100_000, True)]:
@@ -813,7 +812,7 @@ def test_peak_memory_grows_by_a_few_bytes_a_row(tmp_path, monkeypatch):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PrivacyLeakWarning)
-                _synthesize_cli.synthesize_csv(
+                _synthesize.synthesize_csv(
                     data,
                     out,
                     epsilon=1.0,
@@ -835,10 +834,10 @@ def test_peak_memory_grows_by_a_few_bytes_a_row(tmp_path, monkeypatch):
 def test_a_file_changed_between_the_passes_is_refused_before_the_fit(
     tmp_path, capsys, monkeypatch, fit_calls
 ):
-    from skdp import _synthesize_cli
+    from skdp.cli import _columns
 
     data = _write_table(tmp_path / "data.csv", n_rows=30)
-    first_pass = _synthesize_cli._scan
+    first_pass = _columns._scan
 
     def scan_then_append(*args):
         codes = first_pass(*args)
@@ -846,7 +845,7 @@ def test_a_file_changed_between_the_passes_is_refused_before_the_fit(
             handle.write("40,Male,low,1.5\r\n")
         return codes
 
-    monkeypatch.setattr(_synthesize_cli, "_scan", scan_then_append)
+    monkeypatch.setattr(_columns, "_scan", scan_then_append)
     out = tmp_path / "synth.csv"
     # --bounds age only: the other columns' domains come from the data, so
     # a second pass reads the file again.

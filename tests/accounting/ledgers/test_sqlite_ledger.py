@@ -14,7 +14,6 @@ import pytest
 import skdp
 from skdp import BudgetExceededError, LedgerError, PrivacyBudget
 from skdp.accounting import (
-    CertifiedEvent,
     ComposedEvent,
     GaussianEvent,
     LaplaceEvent,
@@ -24,6 +23,7 @@ from skdp.accounting import (
     PoissonSubsampledGaussianEvent,
     SQLiteLedger,
 )
+from skdp.accounting._filters import CertifiedEvent
 
 REPO = Path(skdp.__file__).resolve().parents[1]
 

@@ -297,7 +297,7 @@ def test_a_ledger_that_lost_its_hot_journal_is_refused(tmp_path):
 @pytest.fixture
 def file_appears_after_the_check(monkeypatch):
     """As if another program created the target just after backup checked it."""
-    import skdp.accounting._sqlite_ledger as sqlite_ledger
+    import skdp.accounting.ledgers._sqlite as sqlite_ledger
 
     monkeypatch.setattr(sqlite_ledger, "_refuse_existing", lambda path: None)
 

@@ -5,7 +5,7 @@ never both see room for the last spend; a committed spend is on disk before
 :meth:`SQLiteLedger.append_if` returns. Events are stored as JSON
 (:func:`~skdp.accounting.event_to_dict`), so the file can be read without
 skdp. Every entry carries a hash chained to the previous one
-(``skdp/accounting/_chain.py``) and the head of the chain is stored with the
+(``skdp/accounting/ledgers/_chain.py``) and the head of the chain is stored with the
 limits, so an edited, reordered or truncated file is refused.
 """
 
@@ -23,12 +23,12 @@ import urllib.parse
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 
-from ..exceptions import LedgerError
+from ...exceptions import LedgerError
+from .._events import PrivacyEvent, event_from_dict, event_to_dict
 from ._chain import check_head, entry_hash, genesis_hash, verify_rows
-from ._events import PrivacyEvent, event_from_dict, event_to_dict
-from ._ledger import LedgerEntry, decode_entry
+from ._store import LedgerEntry, LedgerStore, decode_entry
 
-__all__ = ["SQLiteLedger"]
+__all__ = ["SQLiteLedger", "backup_entries"]
 
 # Format 2 added the hash chain (a ``hash`` column and the head in the meta
 # table). Format-1 files are refused with a pointer to SQLiteLedger.upgrade.
@@ -1121,3 +1121,24 @@ def _add_chain(conn: sqlite3.Connection, meta: dict, where: str) -> None:
 def _remove_directory(directory: str, owner_pid: int) -> None:
     if os.getpid() == owner_pid:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def backup_entries(store: LedgerStore, path: str | os.PathLike[str]) -> None:
+    """Write ``store``'s limits and entries to a new SQLite ledger file.
+
+    The copy is written under a scratch name and linked to ``path`` only when
+    complete, so it never merges into (or replaces) a file that appears at
+    ``path`` meanwhile: :class:`FileExistsError` then.
+    """
+    target = _expand(path)
+    _refuse_existing(target)
+    entries = store.entries()  # one read: a consistent list
+
+    def write(scratch: str) -> None:
+        copy = SQLiteLedger(scratch, *store.limits)
+        try:
+            copy.import_entries(entries)
+        finally:
+            copy.close()
+
+    _write_new_file(target, write)

@@ -4,7 +4,7 @@ Check-and-spend is one transaction that first locks the ledger's row in
 ``skdp_ledger_meta`` (``SELECT ... FOR UPDATE``), so two clients anywhere can
 never both see room for the last spend; a spend is committed (with
 ``synchronous_commit=on``) before :meth:`PostgreSQLLedger.append_if`
-returns. Entries are chained by ``skdp/accounting/_chain.py``, exactly as in
+returns. Entries are chained by ``skdp/accounting/ledgers/_chain.py``, exactly as in
 a SQLite ledger. psycopg 3 is needed (``pip install "skdp[postgresql]"``).
 """
 
@@ -19,10 +19,10 @@ import uuid
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 
-from ..exceptions import LedgerError
+from ...exceptions import LedgerError
+from .._events import PrivacyEvent, event_to_dict
 from ._chain import check_head, entry_hash, genesis_hash, verify_rows
-from ._events import PrivacyEvent, event_to_dict
-from ._ledger import LedgerEntry, decode_entry
+from ._store import LedgerEntry, decode_entry
 
 __all__ = ["PostgreSQLLedger", "is_postgres_url"]
 
@@ -158,7 +158,7 @@ class PostgreSQLLedger:
     (asynchronous replication) can lose it.
 
     *Tampering.* Every entry stores a SHA-256 hash chained to the previous
-    one (``skdp/accounting/_chain.py``) and the ledger's row stores the
+    one (``skdp/accounting/ledgers/_chain.py``) and the ledger's row stores the
     head (count and last hash). The whole chain, and the row's identifier,
     format and limits, are verified on opening and on every read and spend
     (in the transaction that reads): an edited, reordered or deleted entry,

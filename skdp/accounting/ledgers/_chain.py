@@ -26,7 +26,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 
-from ..exceptions import LedgerError
+from ...exceptions import LedgerError
 
 __all__ = ["ChainedRow", "check_head", "entry_hash", "genesis_hash", "verify_rows"]
 

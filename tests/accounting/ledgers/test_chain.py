@@ -1,8 +1,13 @@
-"""The ledger hash chain (skdp/accounting/_chain.py) detects edits."""
+"""The ledger hash chain (skdp/accounting/ledgers/_chain.py) detects edits."""
 
 import pytest
 
-from skdp.accounting._chain import check_head, entry_hash, genesis_hash, verify_rows
+from skdp.accounting.ledgers._chain import (
+    check_head,
+    entry_hash,
+    genesis_hash,
+    verify_rows,
+)
 from skdp.exceptions import LedgerError
 
 

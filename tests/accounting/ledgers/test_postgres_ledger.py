@@ -13,7 +13,7 @@ import pytest
 
 from skdp import BudgetExceededError, LedgerError, PrivacyBudget
 from skdp.accounting import LaplaceEvent, LedgerStore, MemoryLedger, PostgreSQLLedger
-from skdp.accounting._postgres_ledger import _redact, is_postgres_url
+from skdp.accounting.ledgers._postgres import _redact, is_postgres_url
 
 
 def _name():

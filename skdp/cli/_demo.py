@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._pipeline_check import check_pipeline
-from .accounting import PrivacyBudget
-from .datasets import ADULT_SYNTHESIS_COLUMNS
-from .exceptions import BudgetExceededError
+from .._pipeline_check import check_pipeline
+from ..accounting import PrivacyBudget
+from ..datasets import ADULT_SYNTHESIS_COLUMNS
+from ..exceptions import BudgetExceededError
 
 __all__ = ["DemoResult", "run_demo"]
 
@@ -130,7 +130,7 @@ def adult_split(*, quick=False):
     """
     from sklearn.model_selection import train_test_split
 
-    from .datasets import load_adult
+    from ..datasets import load_adult
 
     adult = load_adult()
     X_train, X_test, y_train, y_test = train_test_split(
@@ -165,9 +165,9 @@ def private_pipeline(
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import Normalizer, OneHotEncoder
 
-    from .datasets import load_adult
-    from .linear_model import DPLogisticRegression
-    from .preprocessing import DPStandardScaler
+    from ..datasets import load_adult
+    from ..linear_model import DPLogisticRegression
+    from ..preprocessing import DPStandardScaler
 
     names = load_adult().feature_names
     published = load_adult().categories
@@ -293,7 +293,7 @@ def run_demo(*, quick=False, seed=None, plot="skdp-demo.png", out=None, progress
 
     # A model alone (a pipeline's earlier private steps would charge first:
     # scikit-learn fits the steps in order, each charging the budget).
-    from .linear_model import DPLogisticRegression
+    from ..linear_model import DPLogisticRegression
 
     try:
         DPLogisticRegression(
@@ -351,9 +351,8 @@ def _fit_logistic(
 
 
 def _synthesize(columns, budget, seed, quick):
-    from . import PMWSynthesizer
-    from .datasets import load_adult
-    from .synthesis import marginal_errors
+    from ..datasets import load_adult
+    from ..synthesis import PMWSynthesizer, marginal_errors
 
     adult = load_adult(discretized=True, as_frame=False)
     names = list(adult.feature_names) + ["income>50K"]
