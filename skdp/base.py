@@ -361,14 +361,14 @@ class PrivateEstimatorMixin:
     message, because the original error could reveal private values.
     Warnings raised during the run are discarded for the same reason.
 
-    Plan and run each hold :func:`~skdp.utils._threads.one_blas_thread`:
+    Plan and run each hold ``one_blas_thread()``:
     a private fit's BLAS uses one thread (skdp's thread policy, explained
     there and in the user guide's performance page).
 
     A public parameter that ``_prepare_fit`` reads from the data when it is
     ``None`` (a bound, the labels) is listed in the class attribute
     ``_data_bound_params``, with its advice in
-    :data:`skdp.utils._privacy.DATA_BOUND_ADVICE`: :func:`skdp.check_pipeline`
+    ``skdp.utils._privacy.DATA_BOUND_ADVICE``: :func:`skdp.check_pipeline`
     then reports the estimator as leaking, before any fit, when one of them
     is ``None``. An estimator for which that rule is not exact (a
     synthesizer's per-column bounds) also defines ``_data_derived_params()``,

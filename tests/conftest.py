@@ -1,10 +1,14 @@
-"""Test-suite configuration: the ``slow`` marker of the quick subset.
+"""Test-suite configuration: shared fixtures.
 
 ``python -m pytest`` runs everything (what CI runs); ``python -m pytest -m
-"not slow"`` is the quick subset for day-to-day work. The modules below are
-slow as a whole (scikit-learn's estimator checks, the side-channel audits,
-the examples, the process-level ledger tests, the cross-checks against
-dp_accounting); single slow tests elsewhere carry ``@pytest.mark.slow``.
+"not slow"`` is the quick subset for day-to-day work. The ``slow`` mark sits
+beside the tests: ``pytestmark = pytest.mark.slow`` at the top of a module
+that is slow as a whole (scikit-learn's estimator checks, the side-channel
+audits, the examples, the process-level ledger tests, the cross-checks
+against dp_accounting), ``@pytest.mark.slow`` on a single slow test (about
+five seconds or more). Data the modules share is in ``_data.py`` (seeded
+rows and tables, dask wrappers) and ``_stat_checks.py`` (statistical
+checks): plain functions, importable at collection time.
 
 The ``postgres_url`` fixture is a PostgreSQL server for the ledger tests.
 
@@ -14,8 +18,8 @@ a dask collection must release, bitwise, the in-memory fit's model
 (``assert_same_refusal``), and never hand one task all the rows
 (``largest_task_rows``), under the synchronous scheduler (``dask_sync``) or
 on a two-worker ``distributed.LocalCluster`` (``dask_cluster``, for tests
-marked slow); ``copies_of_x`` measures how many copies of ``X`` an
-in-memory fit makes.
+marked slow: one cluster per session, one client per module);
+``copies_of_x`` measures how many copies of ``X`` an in-memory fit makes.
 
 ``SKDP_TEST_POSTGRES_URL`` names a database the tests may create tables in
 (``.ci/run`` starts a throwaway server with ``.ci/postgres.sh`` and sets it).
@@ -39,60 +43,6 @@ import numpy as np
 import pytest
 
 _TESTS = Path(__file__).resolve().parent
-
-SLOW_MODULES = {
-    "test_common.py",
-    "test_release_contract.py",
-    "test_hostile_inputs.py",
-    "test_examples.py",
-    "cli/test_command_line.py",
-    "audit/test_audit_estimators.py",
-    "audit/test_audit_mechanisms.py",
-    "parallel/test_concurrent_spend.py",
-    "parallel/test_crash_durability.py",
-    "parallel/test_parallel_grid.py",
-    "accounting/test_pld_crosscheck.py",
-    "accounting/test_dpsgd_claims.py",
-    "audit/test_audit_tool.py",
-}
-
-# Single tests of several seconds each in otherwise quick modules (audits
-# over many fits, process-level ledger tests, fine calibration grids).
-SLOW_TESTS = {
-    "test_audit_finds_no_violation",
-    "test_solver_residual_audit",
-    "test_fine_bins_fit",
-    "test_dataframes_with_missing_values",
-    "test_noise_cap_binds_at_small_epsilon_only",
-    "test_explicit_values_override_the_defaults",
-    "test_forked_child_spends_into_the_parent_or_refuses",
-    "test_temporary_ledger_is_removed_when_its_process_exits",
-    "test_replace_one_pair_dominates_other_replacements_in_the_plane",
-    "test_laplace_dominates_vector_releases_of_the_same_l1_sensitivity",
-    "test_calibration_meets_target_and_is_tight",
-    "test_calibration_recovers_known_sigma",
-    "test_noise_multiplier_meets_the_target_within_the_tolerance",
-    "test_the_coarse_search_does_not_decide_the_result",
-    "test_unreachable_targets_raise",
-    "test_softmax_objective_privacy_loss_is_at_most_epsilon",
-    "test_grid_search_over_epsilon_and_alpha_shares_the_budget",
-    "test_number_of_trials_follows_the_law",
-    "test_many_declared_categories_plan_their_memory",
-    "test_memory_of_the_model_and_marginals_is_planned",
-}
-
-
-def pytest_collection_modifyitems(config, items):
-    slow = pytest.mark.slow
-    for item in items:
-        try:
-            relative = Path(item.path).resolve().relative_to(_TESTS).as_posix()
-        except ValueError:  # doctests of the package: fast
-            continue
-        name = getattr(item, "originalname", item.name)
-        if relative in SLOW_MODULES or name in SLOW_TESTS:
-            item.add_marker(slow)
-
 
 _POSTGRES_SCRIPT = _TESTS.parent / ".ci" / "postgres.sh"
 
@@ -200,16 +150,30 @@ def dask_sync():
         yield
 
 
-@pytest.fixture(scope="module")
-def dask_cluster():
-    """A ``distributed.Client`` on a LocalCluster of two worker processes."""
+@pytest.fixture(scope="session")
+def _local_cluster():
+    """One LocalCluster of two worker processes for the whole session.
+
+    Its workers start (and import scikit-learn) once, not once per module;
+    each module still gets a client of its own (``dask_cluster``).
+    """
     distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def dask_cluster(_local_cluster):
+    """A ``distributed.Client`` on a LocalCluster of two worker processes.
+
+    The module's client is dask's default scheduler until the module ends;
+    the workers behind it are the session's (``_local_cluster``).
+    """
+    distributed = pytest.importorskip("distributed")
+    with distributed.Client(_local_cluster) as client:
+        client.wait_for_workers(2, timeout=60)
         yield client
 
 

@@ -5,6 +5,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp.utils.discovery import all_estimators
 
+pytestmark = pytest.mark.slow  # scikit-learn's estimator checks on every estimator
+
 
 def _instances():
     # Each estimator with its default parameters (a seed only, so that the

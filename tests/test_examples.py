@@ -11,6 +11,8 @@ import pytest
 
 from skdp import UtilityWarning
 
+pytestmark = pytest.mark.slow  # runs every example script
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 

@@ -28,7 +28,8 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.base import clone, is_classifier, is_regressor
+from _data import estimator_data
+from sklearn.base import clone
 
 from skdp import PrivacyBudget
 from skdp.exceptions import BudgetExceededError, PrivacyLeakWarning
@@ -52,17 +53,6 @@ _INPUT_METADATA = {"n_features_in_", "feature_names_in_"}
 
 def _ids(value):
     return type(value).__name__ if hasattr(value, "get_params") else str(value)
-
-
-def _data(estimator, n=40, d=3, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (n, d))
-    X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
-    if is_regressor(estimator):
-        return X, X @ np.array([1.0, 0.5, -0.3])
-    y = (X[:, 0] > 0).astype(int)
-    y[:2] = [0, 1]
-    return X, (y if is_classifier(estimator) else None)
 
 
 def _frame(X, **columns):
@@ -169,7 +159,7 @@ def _call_or_refuse(est, method, X, allow_inf=False):
 @pytest.mark.parametrize("case", INPUT_NAMES)
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=_ids)
 def test_a_hostile_input_is_refused_before_the_charge_or_fits_finite(estimator, case):
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     bad = _inputs(X)[case]
     est, budget = _with_budget(estimator)
     try:
@@ -210,7 +200,7 @@ def _bad_queries(X):
 @pytest.mark.parametrize("query", list(_bad_queries(np.zeros((4, 3)))))
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=_ids)
 def test_a_fitted_model_refuses_bad_queries_or_answers_finite(estimator, query):
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     est, _ = _with_budget(estimator)
     _fit(est, X, y)
     bad = _bad_queries(X)[query]
@@ -228,7 +218,7 @@ def test_a_fitted_model_refuses_bad_queries_or_answers_finite(estimator, query):
 
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=_ids)
 def test_an_exhausted_budget_refuses_every_estimator_and_keeps_no_model(estimator):
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     budget = PrivacyBudget(1e-3, 1e-12)
     est, _ = _with_budget(estimator, budget)
     with pytest.raises(BudgetExceededError):

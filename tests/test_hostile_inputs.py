@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _data import estimator_data
 from sklearn.base import clone, is_classifier, is_regressor
 
 from skdp import (
@@ -37,6 +38,8 @@ from skdp.mechanisms import (
     laplace_mechanism,
 )
 from skdp.utils.discovery import all_estimators
+
+pytestmark = pytest.mark.slow  # every estimator against every hostile input
 
 NAN, INF = math.nan, math.inf
 
@@ -168,17 +171,6 @@ def _ids(value):
     return repr(value)
 
 
-def _data(estimator, n=40, d=3, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (n, d))
-    X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
-    if is_regressor(estimator):
-        return X, X @ np.array([1.0, 0.5, -0.3][:d] + [0.0] * max(0, d - 3))
-    y = (X[:, 0] > 0).astype(int)
-    y[:2] = [0, 1]  # both classes, whatever n
-    return X, (y if is_classifier(estimator) else None)
-
-
 def _with_budget(estimator, budget=None, **params):
     budget = PrivacyBudget(INF, 0.5) if budget is None else budget
     est = clone(estimator)
@@ -223,7 +215,7 @@ def _fails_cleanly(est, budget, X, y, error, match):
 @pytest.mark.parametrize("bad", [NAN, INF, -INF])
 def test_non_finite_input(estimator, bad):
     est, budget = _with_budget(estimator)
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     X[3, 1] = bad
     if math.isnan(bad) and estimator.__sklearn_tags__().input_tags.allow_nan:
         # A documented missing value (the tree ensembles' missing bin): the
@@ -246,7 +238,7 @@ def test_non_finite_input(estimator, bad):
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=_ids)
 def test_empty_input(estimator):
     est, budget = _with_budget(estimator)
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     _fails_cleanly(
         est,
         budget,
@@ -260,7 +252,7 @@ def test_empty_input(estimator):
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=_ids)
 def test_single_row(estimator):
     est, budget = _with_budget(estimator)
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     if is_classifier(estimator):
         # One row is one class: a classifier must refuse before spending.
         _fails_cleanly(est, budget, X[:1], y[:1], ValueError, "class")
@@ -282,7 +274,7 @@ def test_single_row(estimator):
 )
 def test_single_class(estimator):
     est, budget = _with_budget(estimator)
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     _fails_cleanly(est, budget, X, np.ones_like(y), ValueError, "class")
 
 
@@ -299,7 +291,7 @@ _READS_ROWS_AFTER_FIT = [
 @pytest.mark.parametrize("estimator", _READS_ROWS_AFTER_FIT, ids=_ids)
 def test_wrong_feature_count_after_fit(estimator):
     est, budget = _with_budget(estimator)
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     _fit(est, X, y)
     ledger = budget.ledger
     methods = [
@@ -320,7 +312,7 @@ def test_wrong_feature_count_after_fit(estimator):
 )
 def test_a_missing_value_is_not_a_class(estimator, missing):
     # A NaN class compares unequal to itself: the model would predict NaN.
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     est, budget = _with_budget(estimator, classes=[0, 1, missing])
     _fails_cleanly(est, budget, X, y, ValueError, "missing value")
 
@@ -356,7 +348,7 @@ def _times_and_bytes(X):
 def test_dates_and_bytes_are_not_read_as_numbers(estimator, case):
     # numpy reads datetime64 as counts of its unit, b"3" as 3.0 and an object
     # cell holding a np.datetime64 as days: a model of an encoding.
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     bad, match = _times_and_bytes(X)[case]
     if isinstance(estimator, PMWSynthesizer):  # its schema's own message
         match = "holds values that are not numbers|dates or durations"
@@ -375,7 +367,7 @@ def test_a_regression_target_that_is_not_numbers_is_refused(estimator, case):
     # scikit-learn checks an object y for NaN before converting it to float,
     # so a None became NaN after the check; declared y bounds then clipped it
     # to a bound (DPLinearRegression fitted and charged).
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     bad = y.astype(object)
     if case == "none":
         bad[5] = None
@@ -400,7 +392,7 @@ def _has_param(param):
 def test_an_epsilon_beyond_the_working_range_names_it(estimator):
     # At epsilon=1e300 the calibrations failed with an OverflowError, a
     # TypeError from log_ndtr or "target=1e-05 is not reachable".
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     est, budget = _with_budget(estimator, epsilon=1e300)
     _fails_cleanly(est, budget, X, y, ValueError, r"'epsilon'.*1000000\.0\]")
 
@@ -416,7 +408,7 @@ def test_the_epsilon_range_ends_at_a_million():
 @pytest.mark.parametrize("estimator", _has_param("data_norm"), ids=_ids)
 def test_a_data_norm_beyond_float64_names_it(estimator):
     # DPPCA squared it in Python: OverflowError (34, 'Numerical result ...').
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     est, budget = _with_budget(estimator, data_norm=1e300)
     _fails_cleanly(est, budget, X, y, ValueError, "data_norm")
 
@@ -442,7 +434,7 @@ def test_a_data_norm_beyond_float64_names_it(estimator):
 def test_a_plan_that_cannot_finish_is_refused_before_the_charge(make, match, error):
     # Each ran for hours after the charge (issue 26).
     est, budget = make()
-    X, y = _data(est)
+    X, y = estimator_data(est)
     _fails_cleanly(est, budget, X, y, error, match)
 
 
@@ -471,7 +463,7 @@ def test_a_datetime_column_of_a_dataframe_is_refused_and_named():
     pd = pytest.importorskip("pandas")
     from skdp.linear_model import DPLogisticRegression
 
-    X, y = _data(DPLogisticRegression())
+    X, y = estimator_data(DPLogisticRegression())
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
     frame["b"] = pd.to_datetime(frame["b"] * 1e9, unit="ns")
     est, budget = _with_budget(DPLogisticRegression(), data_norm=1.0)
@@ -493,7 +485,7 @@ def test_dates_are_refused_by_the_tools_before_the_charge():
 )
 def test_strings_where_numbers_are_expected(estimator):
     est, budget = _with_budget(estimator)
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     X = X.astype(object)
     X[5, 0] = "forty-two"
     _fails_cleanly(est, budget, X, y, ValueError, "could not convert|string|numeric")
@@ -544,7 +536,7 @@ def test_rows_far_beyond_data_norm_are_clipped(estimator):
     # Rows above data_norm are scaled onto the ball (documented clipping), so
     # a fit on rows a million times too long equals, seed for seed, the fit
     # on the same rows scaled to norm data_norm, and spends the same.
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     big, budget_big = _with_budget(estimator, data_norm=1.0)
     ref, budget_ref = _with_budget(estimator, data_norm=1.0)
@@ -571,7 +563,7 @@ def test_rows_far_beyond_data_norm_are_clipped(estimator):
 def test_bounds_too_narrow_to_square_are_refused(estimator, read):
     # A width of 1e-300 squares to 0: DPGaussianNB released var_ == 0 and
     # NaN probabilities (issue 26), declared or read from such data.
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     if read:
         est, budget = _with_budget(estimator)
         X = X * 1e-300
@@ -595,7 +587,7 @@ def test_a_scaler_whose_scale_overflows_is_refused(params):
 def test_values_far_beyond_bounds_are_clipped(estimator):
     # Values outside public bounds are clipped to them (documented): seed for
     # seed, the fit equals the fit on the clipped data.
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     X = (X + 1) / 2  # in [0, 1]
     wild = X.copy()
     wild[::3] *= 1e9
@@ -726,7 +718,7 @@ def test_bad_parameters_are_refused_before_spending(estimator, param, value):
     est = clone(estimator).set_params(**{param: value})
     if param != "budget":
         est.set_params(budget=budget)
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     with pytest.raises((ValueError, TypeError), match=f"'{param}' parameter"):
         _fit(est, X, y)
     assert budget.ledger == []
@@ -738,7 +730,7 @@ def test_exhausted_budget_leaves_no_model_and_no_record(estimator):
     budget = PrivacyBudget(1.0, 1e-3)
     budget.spend(LaplaceEvent(1.0), label="spent elsewhere")
     est, _ = _with_budget(estimator, budget)
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     ledger = budget.ledger
     with pytest.raises(BudgetExceededError):
         _fit(est, X, y)
@@ -749,7 +741,7 @@ def test_exhausted_budget_leaves_no_model_and_no_record(estimator):
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=_ids)
 def test_refused_refit_removes_the_previous_model(estimator):
     est, budget = _with_budget(estimator)
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     _fit(est, X, y)
     small = PrivacyBudget(1e-6, 1e-12)
     est.set_params(budget=small)
@@ -838,7 +830,7 @@ def test_fit_with_an_exhausted_file_ledger(tmp_path, estimator):
     PrivacyBudget(1.0, 1e-3, ledger=path).spend(LaplaceEvent(1.0), label="before")
     budget = PrivacyBudget(1.0, 1e-3, ledger=path)  # reopened, e.g. next day
     est, _ = _with_budget(estimator, budget)
-    X, y = _data(estimator)
+    X, y = estimator_data(estimator)
     with pytest.raises(BudgetExceededError):
         _fit(est, X, y)
     _assert_no_model(est, allowed=())
@@ -876,7 +868,7 @@ def test_a_hundred_thousand_classes_do_not_need_their_square(method):
     # certifies in 7 Newton steps now.
     from skdp.linear_model import DPLogisticRegression
 
-    X, y = _data(DPLogisticRegression())
+    X, y = estimator_data(DPLogisticRegression())
     est, budget = _with_budget(
         DPLogisticRegression(method=method, data_norm=1.0), classes=range(100_000)
     )
@@ -897,7 +889,7 @@ def test_many_classes_beyond_memory_are_refused_before_the_gradient_charge(
     from skdp.utils import _feasibility
 
     monkeypatch.setattr(_feasibility, "available_memory", lambda: 2**25)
-    X, y = _data(DPLogisticRegression())
+    X, y = estimator_data(DPLogisticRegression())
     est, budget = _with_budget(
         DPLogisticRegression(method="gradient", data_norm=1.0, batch_size=batch_size),
         classes=range(100_000),
@@ -911,7 +903,7 @@ def test_constant_huge_data_is_refused_by_naive_bayes_before_the_charge():
     from skdp.naive_bayes import DPGaussianNB
 
     est, budget = _with_budget(DPGaussianNB())
-    X, y = _data(est)
+    X, y = estimator_data(est)
     X = np.full_like(X, 1e300)
     _fails_cleanly(est, budget, X, y, ValueError, r"beyond 1e\+150")
 
@@ -925,7 +917,7 @@ def test_a_huge_huber_width_gives_a_finite_model():
     est, budget = _with_budget(
         DPLinearSVC(data_norm=1.0, classes=[0, 1]), huber_h=1e300
     )
-    X, y = _data(est)
+    X, y = estimator_data(est)
     try:
         est.fit(X, y)
     except ValueError as error:

@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _data import sphere_rows
 
 from skdp import DPLogisticRegression, PMWSynthesizer, PrivacyBudget
 from skdp.audit import audit_scores
@@ -47,14 +48,15 @@ from skdp.preprocessing import (
 from skdp.synthesis import OnlinePMW, SyntheticDataClassifier
 from skdp.utils.discovery import all_estimators
 
+pytestmark = pytest.mark.slow  # many fits per estimator over noise seeds
+
 # -- side channels ------------------------------------------------------------
 
 
 def _logistic_pair():
     """Unit rows; row 0 replaced by [1, 0, 0] with the other label."""
     rng = np.random.default_rng(1)
-    X = rng.normal(size=(200, 3))
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    X = sphere_rows(rng, 200, 3)
     y = (X[:, 0] + 0.3 * rng.normal(size=200) > 0).astype(int)
     X2, y2 = X.copy(), y.copy()
     X2[0], y2[0] = [1.0, 0.0, 0.0], 1 - y[0]

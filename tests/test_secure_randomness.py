@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _data import clip_rows
 from sklearn.base import clone, is_classifier, is_regressor
 
 from skdp.accounting import gaussian_noise_multiplier
@@ -63,8 +64,7 @@ def test_mechanism_noise_is_fresh_and_ignores_numpy_seeding(name):
 
 def _fit_data(estimator):
     rng = np.random.default_rng(0)
-    X = rng.uniform(-1, 1, (60, 3))
-    X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
+    X = clip_rows(rng.uniform(-1, 1, (60, 3)))
     signal = X[:, 0] + 0.3 * rng.normal(size=60)
     if is_regressor(estimator):
         return X, signal

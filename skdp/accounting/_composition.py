@@ -103,7 +103,7 @@ class CompositionReport:
         parameters were fixed before any of them ran (an accountant's
         composition: tight). ``"adaptive"``: each spend may have been chosen
         after seeing the previous releases (a budget's filter,
-        :mod:`skdp.accounting._filters`).
+        ``skdp.accounting._filters``).
     """
 
     epsilon: float

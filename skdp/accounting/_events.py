@@ -513,7 +513,7 @@ class ZCDPEvent(PrivacyEvent):
         > 0.
     xi : float, default=0.0
         >= 0 (discrete Gaussian measurements on a grid add their
-        :attr:`DiscreteGaussianEvent.lattice_shift` here).
+        ``DiscreteGaussianEvent.lattice_shift`` here).
     label : str, default=""
         What spent it.
     """

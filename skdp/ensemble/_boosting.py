@@ -559,7 +559,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         Most value bins of a numeric feature. ``"auto"`` chooses from
         public quantities (rows, features, epsilon, rounds): fewer bins when
         the noise per bin would swamp its rows' signal
-        (:func:`~skdp.ensemble._binning.auto_bins`).
+        (``auto_bins()``).
     l2_regularization : float or "auto", default="auto"
         ``lambda`` of the Newton steps ``-learning_rate G / (H + lambda)``;
         ``"auto"`` is four times the standard deviation of the gradient sums'
@@ -611,7 +611,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
     -----
     **Guarantee.** ``(epsilon, delta)``-DP for datasets that differ by
     replacing one row (features and label). The fit is a fixed sequence of
-    discrete Gaussian releases (:func:`plan_boosting`: fine-grid counts for
+    discrete Gaussian releases (``plan_boosting()``: fine-grid counts for
     the bins, the bins' row counts, the class counts, and ``max_iter``
     times each feature's per-bin gradient sums, sensitivity 2 for two
     classes and ``2 sqrt 2`` for more), composed exactly as one Gaussian

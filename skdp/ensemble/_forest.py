@@ -372,7 +372,7 @@ class DPRandomForestClassifier(ClassifierMixin, _BaseDPForest):
     numeric features' fine-grid counts (the bins; sensitivity ``sqrt(2
     F_num)``) and the leaves' class counts of every tree (a replaced row
     changes two counts by 1 in each tree: ``sqrt(2 n_estimators)``), two
-    discrete Gaussian mechanisms composed exactly (:func:`plan_forest`).
+    discrete Gaussian mechanisms composed exactly (``plan_forest()``).
     Predictions are post-processing.
 
     References
@@ -596,7 +596,7 @@ class DPRandomForestRegressor(RegressorMixin, _BaseDPForest):
     fine-grid counts, the leaves' row counts (``sqrt(2 n_estimators)``) and
     their sums of the targets centred on the declared range (a tree's sums
     move by at most the range ``w``: ``w sqrt(n_estimators)``), discrete
-    Gaussian mechanisms composed exactly (:func:`plan_forest`).
+    Gaussian mechanisms composed exactly (``plan_forest()``).
 
     Examples
     --------

@@ -528,8 +528,8 @@ def add_noise(plan: NoisePlan, value: ArrayLike, source: RandomSource) -> np.nda
     has its shape, every entry a multiple of ``plan.gamma``. Entries are
     rounded to the grid and clipped to +-2**50 grid steps first (a bounded
     value stays exact; the clip never binds for finite values the caller
-    has bounded). Does not raise. The same as :func:`add_drawn_noise` of one
-    draw of :func:`draw_noise`.
+    has bounded). Does not raise. The same as ``add_drawn_noise()`` of one
+    draw of ``draw_noise()``.
     """
     shape = np.shape(value)
     return add_drawn_noise(plan, value, _draw(plan, shape, source))
@@ -565,7 +565,7 @@ def draw_noise(plan: NoisePlan, count: int, source: RandomSource) -> np.ndarray:
 
 
 def add_drawn_noise(plan: NoisePlan, value: ArrayLike, noise: np.ndarray) -> np.ndarray:
-    """``value`` on the plan's grid plus one draw of :func:`draw_noise`."""
+    """``value`` on the plan's grid plus one draw of ``draw_noise()``."""
     arr = np.nan_to_num(np.asarray(value, dtype=float), nan=0.0)
     index = round_to_grid(arr, plan.gamma)
     return (index + np.reshape(noise, arr.shape)) * plan.gamma

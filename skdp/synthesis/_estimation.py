@@ -9,10 +9,18 @@ step with ``eta = 1/2`` per measurement.
 Each step reads the model once: every measured clique's marginal comes
 from one shared reduction of the model's tables (:meth:`marginals`), and
 every view measured on a clique (plain or coarse, on the clique or on a
-clique inside it) is reduced from that marginal. The potentials live on the
-*covering* cliques only (a measured clique inside another keeps none of its
-own): the log-linear model only sees their sum, so this is the same model
-and the same steps, with fewer tables to add up.
+clique inside it) is reduced from that marginal. A coarse view is measured
+on the model's group attributes where the model has them
+(:meth:`~skdp.synthesis._attributes.Attributes.measured`): its marginal is
+then the view itself. The potentials live on the *covering* cliques only (a
+measured clique inside another keeps none of its own): the log-linear model
+only sees their sum, so this is the same model and the same steps, with
+fewer tables to add up.
+
+Privacy: nothing here touches the data. The estimation is post-processing
+of the noisy measurements, and the group attributes change only how the
+same model is stored and stepped (the tests check the steps against the
+dense model of the columns), so the guarantee is unchanged.
 """
 
 from __future__ import annotations
@@ -21,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._models import DenseModel, JunctionTreeModel, _cells, _expand
-from ._views import base_clique, expand_view, reduce_view
+from ._models import DenseModel, JunctionTreeModel
+from ._views import expand_view, reduce_view
 
 
 @dataclass
@@ -72,6 +80,9 @@ class _Estimator:
     ----------
     views : dict
         The combined measurements (:class:`_Measured`) of each view.
+    measured_as : dict
+        Each view's model clique and what is left to reduce from its
+        marginal (:meth:`~skdp.synthesis._attributes.Attributes.measured`).
     cover : dict
         Each measured clique's covering clique, the one whose potential and
         marginal it uses (itself, or a measured clique that holds it).
@@ -83,6 +94,7 @@ class _Estimator:
         self._model = model
         self._stale = False  # a new covering clique awaits a new junction tree
         self.views: dict = {}
+        self.measured_as: dict = {}
         self.cover: dict[tuple, tuple] = {}
         self.queries: list[np.ndarray] = []
         self.query_values: list[float] = []
@@ -99,26 +111,29 @@ class _Estimator:
         measurements of a wide table used to rebuild it once each, cubic in
         the number of columns)."""
         if self._stale:
-            self._model = JunctionTreeModel(self._model.sizes, list(self.potentials))
+            self._model = self._model.with_cliques(list(self.potentials))
             self._model.set_potentials(self.potentials)
             self._stale = False
         return self._model
 
     def add_marginal(self, view, value, sigma):
         self.views.setdefault(view, _Measured()).add(value, sigma)
-        clique = base_clique(view)
+        attributes = self._model.attributes
+        if view not in self.measured_as:
+            self.measured_as[view] = attributes.measured(view)
+        clique = self.measured_as[view][0]
         if clique in self.cover:
             return
-        sizes = self._model.sizes
-        holders = [c for c in self.potentials if set(clique) <= set(c)]
+        holders = [c for c in self.potentials if attributes.holds(c, clique)]
         if holders:
-            self.cover[clique] = min(holders, key=lambda c: _cells(c, sizes))
+            self.cover[clique] = min(holders, key=attributes.cells)
             return
         # A new covering clique; it takes over the potentials of the
         # covering cliques inside it (their sum, hence the model, unchanged).
-        theta = np.zeros([sizes[a] for a in clique])
-        for inner in [c for c in self.potentials if set(c) < set(clique)]:
-            theta = theta + _expand(self.potentials.pop(inner), inner, clique)
+        theta = np.zeros(attributes.shape(clique))
+        inside = [c for c in self.potentials if attributes.holds(clique, c)]
+        for inner in inside:
+            theta = theta + attributes.expand(self.potentials.pop(inner), inner, clique)
             for measured, covering in self.cover.items():
                 if covering == inner:
                     self.cover[measured] = clique
@@ -148,7 +163,10 @@ class _Estimator:
         clique.
         """
         cliques = self.model.marginals(list(self.cover))
-        views = {v: reduce_view(cliques[base_clique(v)], v) for v in self.views}
+        views = {
+            v: reduce_view(cliques[clique], rest)
+            for v, (clique, rest) in self.measured_as.items()
+        }
         return views, cliques
 
     def _loss_and_gradient(self):
@@ -162,10 +180,10 @@ class _Estimator:
         views, means = self.view_marginals()
         by_clique = {}
         for view, measured in self.views.items():
-            clique = base_clique(view)
+            clique, rest = self.measured_as[view]
             diff = views[view] - measured.value
             loss += 0.5 * measured.weight * float(np.sum(diff * diff))
-            grad = measured.weight * expand_view(diff, view, means[clique].shape)
+            grad = measured.weight * expand_view(diff, rest, means[clique].shape)
             if clique in by_clique:
                 grad = by_clique[clique] + grad
             by_clique[clique] = grad
@@ -174,7 +192,8 @@ class _Estimator:
             cover = self.cover[clique]
             if cover != clique:
                 shape = self.potentials[cover].shape
-                grad = np.broadcast_to(_expand(grad, clique, cover), shape)
+                expanded = self.model.attributes.expand(grad, clique, cover)
+                grad = np.broadcast_to(expanded, shape)
             gradient[cover] = gradient[cover] + grad if cover in gradient else grad
         query_gradient = None
         if self.queries:

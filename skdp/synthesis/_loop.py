@@ -21,10 +21,16 @@ import numpy as np
 
 from ..mechanisms import add_noise, exponential_mechanism
 from ._estimation import _Estimator
-from ._models import DenseModel, JunctionTreeModel, junction_tree_size
+from ._models import DenseModel, JunctionTreeModel, junction_tree, junction_tree_size
 from ._plan import _expected_abs_noise, plan_measurement
 from ._schedule import RoundSchedule
-from ._views import base_clique, reduce_view, view_cells, view_marginal
+from ._views import (
+    base_clique,
+    groupings_of,
+    reduce_view,
+    view_cells,
+    view_marginal,
+)
 
 __all__ = ["run_mwem", "workload_weights"]
 
@@ -150,7 +156,12 @@ def run_mwem(
     and a fit runs at most ``plan.n_rounds`` rounds.
     """
     n = data.n_samples
-    model = DenseModel(sizes) if dense else JunctionTreeModel(sizes)
+    if dense:
+        model = DenseModel(sizes)
+    else:
+        # Each grouping of the coarse candidates is an attribute of the
+        # model (public: from the candidates only).
+        model = JunctionTreeModel(sizes, groupings=groupings_of(candidates or ()))
     estimator = _Estimator(model)
     noise_plans = {} if noise_plans is None else noise_plans
     adaptive = plan.schedule == "adaptive"
@@ -288,6 +299,44 @@ class _TrueMarginals:
 _KEPT_CELLS = 2**25
 
 
+class _SizeCap:
+    """Whether measuring a candidate keeps the model within ``max_model_size``.
+
+    Priced on the columns: the junction tree of the measured views' cliques
+    and the candidate's, at full resolution (a coarse view on its clique's
+    every value), must stay within the cap. The model's tree is never larger
+    (:func:`~skdp.synthesis._models.junction_tree`), and the candidates
+    offered are those a model of the columns alone would offer: the group
+    attributes change what a step costs, not which marginals a fit measures.
+    Both cliques are public (outputs of the mechanism, and the candidate). A
+    clique the tree already holds adds nothing.
+    """
+
+    def __init__(self, estimator, max_model_size):
+        model = estimator.model
+        self.cap = max_model_size
+        self.active = max_model_size is not None and isinstance(
+            model, JunctionTreeModel
+        )
+        if not self.active:
+            return
+        self.columns = model.attributes.columns
+        self.measured = list(dict.fromkeys(base_clique(v) for v in estimator.views))
+        nodes, _ = junction_tree(self.measured, self.columns)
+        self.nodes = [set(node) for node in nodes]
+        self.fits = {}
+
+    def __call__(self, view) -> bool:
+        if not self.active:
+            return True
+        clique = base_clique(view)
+        if clique not in self.fits:
+            self.fits[clique] = any(set(clique) <= node for node in self.nodes) or (
+                junction_tree_size(self.measured + [clique], self.columns) <= self.cap
+            )
+        return self.fits[clique]
+
+
 def _select_marginal(
     estimator,
     candidates,
@@ -313,33 +362,34 @@ def _select_marginal(
     chosen from public values only).
     """
     model = estimator.model
-    measured = list(estimator.potentials)
     per_cell = _expected_abs_noise(settings)
-    scores, allowed = [], []
-    last = (None, None)
+    fits = _SizeCap(estimator, max_model_size)
+    allowed, sources = [], {}
     for view in candidates:
         clique = base_clique(view)
-        cells = view_cells(view, sizes)
-        penalty = per_cell * cells / n
+        penalty = per_cell * view_cells(view, sizes) / n
         if penalty >= 2.0 and len(clique) > 1:
             # The L1 error is at most 2, so the score is negative whatever
             # the data: measuring this marginal would add more noise than
             # it could remove. Dropping it depends on public values only.
             continue
-        if (
-            max_model_size is not None
-            and isinstance(model, JunctionTreeModel)
-            and not model.contains(clique)
-            and junction_tree_size(measured + [clique], sizes) > max_model_size
-        ):
+        if not fits(view):
             continue
-        if clique != last[0]:  # a coarse view follows its clique: reuse
-            last = (clique, model.marginal(clique))
-        estimate = reduce_view(last[1], view)
+        allowed.append((view, penalty))
+        # The model's table of the view: reduced from its clique's marginal
+        # when that is a candidate too (a coarse view follows its clique),
+        # else from the model clique it would be measured on.
+        model_clique, rest = model.attributes.measured(view)
+        sources[view] = (clique, view) if clique in sources else (model_clique, rest)
+    tables = model.marginals(list(dict.fromkeys(c for c, _ in sources.values())))
+    scores = []
+    for view, penalty in allowed:
+        table, rest = sources[view]
+        estimate = reduce_view(tables[table], rest)
         error = float(np.abs(true_marginals[view] - estimate).sum())
         weight = 1.0 if weights is None else weights[view]
         scores.append(weight * (error - penalty))
-        allowed.append(view)
+    allowed = [view for view, _ in allowed]
     largest = 1.0 if weights is None else max(weights[c] for c in allowed)
     index, _ = exponential_mechanism(
         scores, largest * 2.0 / n, settings.select_epsilon, random_state=source

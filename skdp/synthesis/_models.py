@@ -30,9 +30,9 @@ import math
 
 import numpy as np
 
+from ._attributes import Attributes
 from ._tables import expand_axes as _expand
 from ._tables import logsumexp as _logsumexp
-from ._tables import marginalize_log as _marginalize
 from ._tables import marginals_of, sum_to
 
 __all__ = ["DenseModel", "JunctionTreeModel", "junction_tree"]
@@ -47,22 +47,17 @@ ELIMINATION_MAX_CELLS = 2**23
 _TINY_MASS = 1e-250
 
 
-def _condition(table, attrs, given):
-    """``table`` (axes ``attrs``) at the ``given`` codes, those axes kept at size 1."""
-    index = tuple(
-        slice(given[a], given[a] + 1) if a in given else slice(None) for a in attrs
-    )
-    return table[index]
-
-
-def _eliminate_factors(factors, clique, sizes, dry=False):
+def _eliminate_factors(factors, clique, attributes, dry=False):
     """Sum the log-factors' product down to ``clique``; also the largest table.
 
     Returns ``(log_table, peak_cells)``: the unnormalised log-marginal with
     axes in ``clique``'s order (``None`` when ``dry``: only the peak is
     computed) and the cells of the largest intermediate table. Attributes
     outside ``clique`` are summed out greedily, the one whose combined
-    table is smallest first.
+    table is smallest first. Tables are over ``attributes``' stored axes
+    (:class:`~skdp.synthesis._attributes.Attributes`): summing out a group
+    beside its column sums nothing, and summing out a column beside its
+    group adds up the column's groups.
     """
     scopes = [tuple(a) for a, _ in factors]
     tables = [t for _, t in factors]
@@ -71,27 +66,29 @@ def _eliminate_factors(factors, clique, sizes, dry=False):
     while variables:
         v = min(
             variables,
-            key=lambda u: math.prod(
-                sizes[a] for a in set().union(*(set(f) for f in scopes if u in f))
+            key=lambda u: attributes.cells(
+                set().union(*(set(f) for f in scopes if u in f))
             ),
         )
         involved = [i for i, f in enumerate(scopes) if v in f]
         attrs = tuple(sorted(set().union(*(set(scopes[i]) for i in involved))))
-        peak = max(peak, math.prod(sizes[a] for a in attrs))
+        peak = max(peak, attributes.cells(attrs))
         rest = tuple(a for a in attrs if a != v)
         table = None
         if not dry:
-            total = sum(_expand(tables[i], scopes[i], attrs) for i in involved)
-            total = np.broadcast_to(total, [sizes[a] for a in attrs])
-            table = _marginalize(total, attrs, rest)
+            total = sum(
+                attributes.expand(tables[i], scopes[i], attrs) for i in involved
+            )
+            total = np.broadcast_to(total, attributes.shape(attrs))
+            table = attributes.logsumexp_to(total, attrs, rest)
         scopes = [f for i, f in enumerate(scopes) if i not in involved] + [rest]
         tables = [t for i, t in enumerate(tables) if i not in involved] + [table]
         variables.discard(v)
-    peak = max(peak, math.prod(sizes[a] for a in clique))
+    peak = max(peak, attributes.cells(clique))
     if dry:
         return None, peak
-    total = sum(_expand(t, f, clique) for f, t in zip(scopes, tables) if f)
-    return np.broadcast_to(total, [sizes[a] for a in clique]) + 0.0, peak
+    total = sum(attributes.expand(t, f, clique) for f, t in zip(scopes, tables) if f)
+    return np.broadcast_to(total, attributes.shape(clique)) + 0.0, peak
 
 
 def _cells(clique, sizes) -> int:
@@ -101,6 +98,64 @@ def _cells(clique, sizes) -> int:
 # --- junction tree construction -----------------------------------------------
 
 
+def _maximal_cliques(cliques, attributes):
+    """The tree's nodes: maximal cliques of a greedy triangulation of ``cliques``.
+
+    Greedy min-weight: the vertex whose clique stores fewest cells is
+    eliminated first. An elimination changes its neighbours' cliques only:
+    their weights are the ones recomputed. A vertex's clique can only lie
+    inside the clique of a vertex eliminated before it that holds it.
+    """
+    adjacency = {v: set() for v in range(len(attributes.sizes))}
+    for clique in list(cliques) + attributes.links():
+        for u, v in itertools.combinations(clique, 2):
+            adjacency[u].add(v)
+            adjacency[v].add(u)
+    weight = {u: (attributes.cells(adjacency[u] | {u}), u) for u in adjacency}
+    eliminated, holding = [], {u: [] for u in adjacency}
+    while weight:
+        v = min(weight.values())[1]
+        neighbours = adjacency[v]
+        clique = frozenset(neighbours | {v})
+        if not any(clique < other for other in holding[v]):
+            eliminated.append(clique)
+        for u in neighbours:
+            holding[u].append(clique)
+        for a, b in itertools.combinations(neighbours, 2):
+            adjacency[a].add(b)
+            adjacency[b].add(a)
+        for u in neighbours:
+            adjacency[u].discard(v)
+        del adjacency[v], weight[v]
+        for u in neighbours:
+            weight[u] = (attributes.cells(adjacency[u] | {u}), u)
+    return eliminated
+
+
+def _tree_nodes(cliques, attributes):
+    """The nodes of the tree over ``cliques``: the smaller of two triangulations.
+
+    With groupings, the tree of the groups (:func:`_maximal_cliques`) is
+    compared with the tree of the columns (every group replaced by its
+    column), each group then beside its column wherever the column is (a
+    group beside its column stores nothing, so that tree stores the cells
+    of the columns' tree): the model never stores more than a model of the
+    columns alone would.
+    """
+    nodes = _maximal_cliques(cliques, attributes)
+    if not attributes.groupings:
+        return nodes
+    columns = attributes.columns
+    on_columns = [tuple(attributes.base.get(x, x) for x in c) for c in cliques]
+    spread = [
+        frozenset(attributes.closure(tuple(node)))
+        for node in _maximal_cliques(on_columns, columns)
+    ]
+    if sum(map(attributes.cells, spread)) < sum(map(attributes.cells, nodes)):
+        return spread
+    return nodes
+
+
 def junction_tree(cliques, sizes):
     """Maximal cliques and tree edges of a junction tree covering ``cliques``.
 
@@ -108,8 +163,12 @@ def junction_tree(cliques, sizes):
     ----------
     cliques : iterable of tuple of int
         Attribute sets that must each lie inside one tree node.
-    sizes : sequence of int
-        Domain size of every attribute; every attribute gets a node.
+    sizes : sequence of int or Attributes
+        Domain size of every attribute (every attribute gets a node), or
+        the :class:`~skdp.synthesis._attributes.Attributes` with groupings:
+        each group attribute and its column then share a node, a node's
+        cost is the cells it stores, and the tree is never larger than the
+        tree of the columns alone (:func:`_tree_nodes`).
 
     Returns
     -------
@@ -119,34 +178,9 @@ def junction_tree(cliques, sizes):
     edges : list of (int, int)
         Tree edges between node indices.
     """
-    n_attrs = len(sizes)
-    adjacency = {v: set() for v in range(n_attrs)}
-    for clique in cliques:
-        for u, v in itertools.combinations(clique, 2):
-            adjacency[u].add(v)
-            adjacency[v].add(u)
-    remaining = set(range(n_attrs))
-    eliminated = []
-    while remaining:
-        # Greedy min-weight: eliminate the vertex whose clique is smallest.
-        v = min(
-            remaining,
-            key=lambda u: (
-                math.prod(sizes[w] for w in adjacency[u] | {u}),
-                u,
-            ),
-        )
-        neighbours = adjacency[v]
-        eliminated.append(frozenset(neighbours | {v}))
-        for a, b in itertools.combinations(neighbours, 2):
-            adjacency[a].add(b)
-            adjacency[b].add(a)
-        for u in neighbours:
-            adjacency[u].discard(v)
-        del adjacency[v]
-        remaining.discard(v)
-    unique = list(dict.fromkeys(eliminated))
-    maximal = [c for c in unique if not any(c < other for other in unique)]
+    attributes = Attributes.of(sizes)
+    sizes = attributes.sizes
+    maximal = _tree_nodes(list(cliques), attributes)
     # Each node's attributes from the fewest values to the most: numpy adds
     # and sums over a table fastest when its last axis is long.
     nodes = [tuple(sorted(c, key=lambda a: (sizes[a], a))) for c in maximal]
@@ -175,9 +209,18 @@ def junction_tree(cliques, sizes):
 
 
 def junction_tree_size(cliques, sizes) -> int:
-    """Number of cells of the junction tree over ``cliques``."""
-    nodes, _ = junction_tree(cliques, sizes)
-    return sum(_cells(node, sizes) for node in nodes)
+    """Cells of the junction tree over ``cliques`` (see :func:`junction_tree`).
+
+    Remembered per set of cliques by an :class:`Attributes` ``sizes`` (the
+    tree does not depend on the cliques' order).
+    """
+    attributes = Attributes.of(sizes)
+    key = frozenset(tuple(c) for c in cliques)
+    found = attributes.tree_sizes.get(key)
+    if found is None:
+        nodes = _tree_nodes(key, attributes)
+        found = attributes.tree_sizes[key] = sum(attributes.cells(n) for n in nodes)
+    return found
 
 
 # --- the models -----------------------------------------------------------------
@@ -194,6 +237,7 @@ class DenseModel:
 
     def __init__(self, sizes):
         self.sizes = tuple(int(s) for s in sizes)
+        self.attributes = Attributes(self.sizes)
         self.n_cells = math.prod(self.sizes)
         self.log_table = np.zeros(self.sizes)
         self.probabilities = np.full(self.sizes, 1.0 / self.n_cells)
@@ -257,17 +301,41 @@ class JunctionTreeModel:
 
     Parameters
     ----------
-    sizes : tuple of int
-        Domain size of each attribute.
+    sizes : tuple of int or Attributes
+        Domain size of each column (or the model's attributes, groupings
+        included).
     cliques : iterable of tuple of int
         Cliques that carry potentials (each must lie in one tree node).
+    groupings : dict, optional
+        Column -> first codes of its groups (public). Each grouping is one
+        more attribute of the model, ``g = group(a)`` (numbered after the
+        columns, :class:`~skdp.synthesis._attributes.Attributes`), tied to
+        its column by the deterministic factor ``1[g = group(a)]``: a
+        potential on ``(g, x)`` is one on ``(a, x)`` constant within each
+        group, and the tree need not hold ``a`` beside ``x``. Tables store
+        a column's axis only where both are in a node. A clique holds
+        either a column or its group, not both.
+
+    Attributes
+    ----------
+    attributes : Attributes
+        The columns and group attributes.
+    sizes : tuple of int
+        Domain size of every attribute: the columns, then the groups.
+    nodes : list of tuple of int
+        The tree's nodes (attributes, a group beside its column included).
     """
 
-    def __init__(self, sizes, cliques=()):
-        self.sizes = tuple(int(s) for s in sizes)
+    def __init__(self, sizes, cliques=(), groupings=None):
+        if groupings is None:
+            attributes = Attributes.of(sizes)
+        else:
+            attributes = Attributes(sizes, groupings)
+        self.attributes = attributes
+        self.sizes = attributes.sizes
         self.cliques = list(dict.fromkeys(tuple(c) for c in cliques))
-        self.nodes, self.edges = junction_tree(self.cliques, self.sizes)
-        self.n_cells = math.prod(self.sizes)
+        self.nodes, self.edges = junction_tree(self.cliques, attributes)
+        self.n_cells = math.prod(attributes.column_sizes)
         neighbours = {i: [] for i in range(len(self.nodes))}
         for i, j in self.edges:
             neighbours[i].append(j)
@@ -296,29 +364,34 @@ class JunctionTreeModel:
         self.home = {c: self._home(c) for c in self.cliques}
         self.set_potentials({})
 
+    def with_cliques(self, cliques) -> JunctionTreeModel:
+        """A model over the same attributes whose tree covers ``cliques``."""
+        return JunctionTreeModel(self.attributes, cliques)
+
     @property
     def size(self) -> int:
         """Numbers stored in the tree's node tables."""
-        return sum(_cells(node, self.sizes) for node in self.nodes)
+        return sum(self.attributes.cells(node) for node in self.nodes)
 
     def _home(self, clique):
-        """A smallest node containing ``clique`` (None if none does)."""
-        best = None
+        """A node of fewest cells that determines ``clique`` (None if none does)."""
+        best, best_cells = None, None
         for i, node in enumerate(self.nodes):
-            if set(clique) <= set(node) and (
-                best is None or len(node) < len(self.nodes[best])
-            ):
-                best = i
+            if self.attributes.holds(node, clique):
+                cells = self.attributes.cells(node)
+                if best is None or cells < best_cells:
+                    best, best_cells = i, cells
         return best
 
     def set_potentials(self, potentials: dict) -> None:
         """Set the clique log-potentials and calibrate the tree."""
-        tables = [np.zeros([self.sizes[a] for a in node]) for node in self.nodes]
+        attributes = self.attributes
+        tables = [np.zeros(attributes.shape(node)) for node in self.nodes]
         for clique, theta in potentials.items():
             if clique not in self.home:
                 self.home[clique] = self._home(clique)
             home = self.home[clique]
-            tables[home] += _expand(theta, clique, self.nodes[home])
+            tables[home] += attributes.expand(theta, clique, self.nodes[home])
         self._calibrate(tables)
 
     def _separator(self, i, j):
@@ -339,25 +412,28 @@ class JunctionTreeModel:
         constant off ``s``). A separator cell whose mass is below
         ``1e-250`` (where ``E_i`` may have lost it to underflow) takes the
         exact log-sum-exp instead. ``tables`` (one log table per node) are
-        updated in place.
+        updated in place. Sums and products are over the stored axes
+        (:class:`~skdp.synthesis._attributes.Attributes`), which is where
+        the deterministic factors of the groups act.
         """
+        attributes = self.attributes
         up, scaled = {}, {}
         for i in reversed(self.order):
             node = self.nodes[i]
             for c in self.children[i]:
-                tables[i] += _expand(up[c], self._separator(c, i), node)
+                tables[i] += attributes.expand(up[c], self._separator(c, i), node)
             p = self.parent[i]
             if p is None:
                 continue
             sep = self._separator(i, p)
             top = float(np.max(tables[i]))
             values = np.exp(tables[i] - top)
-            mass = sum_to(values, node, sep)
+            mass = attributes.sum_to(values, node, sep)
             if float(np.min(mass)) > _TINY_MASS:
                 up[i] = np.log(mass) + top
                 scaled[i] = (values, top)
             else:
-                up[i] = _marginalize(tables[i], node, sep)
+                up[i] = attributes.logsumexp_to(tables[i], node, sep)
         self._log_tables, self._down = tables, {}
         self._log_z = log_z = [None] * len(self.nodes)
         beliefs = [None] * len(self.nodes)
@@ -374,19 +450,19 @@ class JunctionTreeModel:
                 log_z[i] = log_z[p]
                 values, top = scaled.pop(i)
                 shift = np.exp(self._down[i] + (top - log_z[i]))
-                values *= _expand(shift, self._separator(i, p), node)
+                values *= attributes.expand(shift, self._separator(i, p), node)
                 beliefs[i] = values
             else:
                 log_z[i] = log_z[p]
                 beliefs[i] = np.exp(self._log_table(i) - log_z[i])
             for c in self.children[i]:
                 sep = self._separator(c, i)
-                mass = sum_to(beliefs[i], node, sep)
+                mass = attributes.sum_to(beliefs[i], node, sep)
                 if float(np.min(mass)) > _TINY_MASS:
                     self._down[c] = np.log(mass) + log_z[i] - up[c]
                 else:
-                    without = self._log_table(i) - _expand(up[c], sep, node)
-                    self._down[c] = _marginalize(without, node, sep)
+                    without = self._log_table(i) - attributes.expand(up[c], sep, node)
+                    self._down[c] = attributes.logsumexp_to(without, node, sep)
         self._log_beliefs = None
         self._separators = {}
         self.beliefs = beliefs
@@ -396,7 +472,8 @@ class JunctionTreeModel:
         p = self.parent[i]
         if p is None:
             return self._log_tables[i]
-        down = _expand(self._down[i], self._separator(i, p), self.nodes[i])
+        sep = self._separator(i, p)
+        down = self.attributes.expand(self._down[i], sep, self.nodes[i])
         return self._log_tables[i] + down
 
     @property
@@ -409,7 +486,7 @@ class JunctionTreeModel:
         return self._log_beliefs
 
     def contains(self, clique) -> bool:
-        """Whether one node of the tree holds all of ``clique``."""
+        """Whether one node of the tree determines all of ``clique``."""
         clique = tuple(clique)
         if clique not in self.home:
             self.home[clique] = self._home(clique)
@@ -420,23 +497,39 @@ class JunctionTreeModel:
         clique = tuple(clique)
         if self.contains(clique):
             home = self.home[clique]
-            return sum_to(self.beliefs[home], self.nodes[home], clique)
+            return self.attributes.sum_to(self.beliefs[home], self.nodes[home], clique)
         return np.exp(self._eliminate(clique))
 
     def marginals(self, cliques) -> dict:
         """:meth:`marginal` of each of ``cliques``; each node's belief read once.
 
         The cliques inside one node are summed from its belief together
-        (:func:`marginals_of`); the others are eliminated one by one.
+        (:func:`marginals_of`). The others are taken widest first: each is
+        summed from a wider one already eliminated that determines it, or
+        else eliminated (so a pair inside an out-of-tree triple costs a sum).
         """
-        by_node, out = {}, {}
+        attributes = self.attributes
+        by_node, outside, out = {}, [], {}
         for clique in dict.fromkeys(tuple(c) for c in cliques):
             if self.contains(clique):
                 by_node.setdefault(self.home[clique], []).append(clique)
             else:
-                out[clique] = self.marginal(clique)
+                outside.append(clique)
         for home, inside in by_node.items():
-            out.update(marginals_of(self.beliefs[home], self.nodes[home], inside))
+            out.update(
+                attributes.marginals(self.beliefs[home], self.nodes[home], inside)
+            )
+        holders = {}
+        for clique in sorted(outside, key=attributes.cells, reverse=True):
+            holder = holders.get(frozenset(clique))
+            if holder is not None:
+                out[clique] = attributes.sum_to(out[holder], holder, clique)
+                continue
+            out[clique] = self.marginal(clique)
+            closure = attributes.closure(clique)
+            for r in range(1, len(closure) + 1):
+                for inner in itertools.combinations(closure, r):
+                    holders.setdefault(frozenset(inner), clique)
         return out
 
     def _eliminate(self, clique) -> np.ndarray:
@@ -447,37 +540,37 @@ class JunctionTreeModel:
         sums to one), then attributes outside ``clique`` are summed out
         greedily, smallest intermediate table first. When the largest
         intermediate table would exceed :data:`ELIMINATION_MAX_CELLS`, the
-        query is answered for one value of its widest attributes at a time
-        (conditioning slices every factor), which bounds memory whatever
-        the tree.
+        query is answered for one value of its widest columns at a time
+        (conditioning slices every factor, a group's at the value's group),
+        which bounds memory whatever the tree.
         """
         clique = tuple(clique)
+        attributes = self.attributes
         factors = self._subtree_factors(set(clique))
         fixed = []
         while (
-            _eliminate_factors(factors, clique, self._sizes_given(fixed), dry=True)[1]
+            _eliminate_factors(factors, clique, attributes.given(fixed), dry=True)[1]
             > ELIMINATION_MAX_CELLS
         ):
-            free = [a for a in clique if a not in fixed]
+            free = [a for a in clique if a not in fixed and a not in attributes.base]
             if not free:
                 break
             fixed.append(max(free, key=lambda a: self.sizes[a]))
-        sizes = self._sizes_given(fixed)
         if not fixed:
-            total = _eliminate_factors(factors, clique, sizes)[0]
+            total = _eliminate_factors(factors, clique, attributes)[0]
         else:
-            total = np.empty([self.sizes[a] for a in clique])
+            given_attributes = attributes.given(fixed)
+            total = np.empty(attributes.shape(clique))
             for values in itertools.product(*(range(self.sizes[a]) for a in fixed)):
                 given = dict(zip(fixed, values, strict=True))
-                sliced = [(attrs, _condition(t, attrs, given)) for attrs, t in factors]
+                sliced = [
+                    (attrs, attributes.condition(t, attrs, given))
+                    for attrs, t in factors
+                ]
                 index = tuple(given.get(a, slice(None)) for a in clique)
-                part = _eliminate_factors(sliced, clique, sizes)[0]
+                part = _eliminate_factors(sliced, clique, given_attributes)[0]
                 total[index] = part.reshape(total[index].shape)
         return total - _logsumexp(total, tuple(range(total.ndim)))
-
-    def _sizes_given(self, fixed):
-        """Domain sizes with the attributes ``fixed`` conditioned on (size 1)."""
-        return tuple(1 if a in fixed else s for a, s in enumerate(self.sizes))
 
     def _subtree_factors(self, wanted):
         """Log-factors of the smallest subtree holding all of ``wanted``."""
@@ -529,11 +622,12 @@ class JunctionTreeModel:
         key = (i, keep)
         if key in self._separators:
             return self._separators[key]
-        mass = sum_to(self.beliefs[i], self.nodes[i], keep)
+        attributes, node = self.attributes, self.nodes[i]
+        mass = attributes.sum_to(self.beliefs[i], node, keep)
         if float(np.min(mass)) > _TINY_MASS:
             out = np.log(mass)
         else:
-            out = _marginalize(self.log_beliefs[i], self.nodes[i], keep)
+            out = attributes.logsumexp_to(self.log_beliefs[i], node, keep)
         if any(keep == self._separator(i, j) for j in range(len(self.nodes))):
             self._separators[key] = out
         return out
@@ -541,7 +635,7 @@ class JunctionTreeModel:
     def sample(
         self, n_samples: int, rng: np.random.Generator, method: str = "iid"
     ) -> np.ndarray:
-        """Codes of ``n_samples`` rows, node by node down the tree.
+        """Codes of ``n_samples`` rows (the columns), node by node down the tree.
 
         Each node's attributes not yet assigned (``new``) are given to the
         rows conditionally on those already assigned (``given``, the
@@ -550,47 +644,64 @@ class JunctionTreeModel:
         ``"rounded"``: the ``m_s`` rows of each separator cell ``s`` receive
         counts of ``new`` cells that are each ``floor`` or ``ceil`` of
         ``m_s * p(new | s)`` (systematic sampling, :func:`_systematic_counts`),
-        dealt to those rows in random order.
+        dealt to those rows in random order. A group attribute takes its
+        column's group once the column is drawn; a column drawn after its
+        group is drawn given it (the node's belief with the group's axis
+        written out). Only the columns are returned.
         """
+        attributes = self.attributes
         codes = np.zeros((n_samples, len(self.sizes)), dtype=np.int64)
         done = set()
         for i in self.order:
             node = self.nodes[i]
-            prob = self.beliefs[i]
-            given = tuple(a for a in node if a in done)
-            new = tuple(a for a in node if a not in done)
-            if not new:
-                continue
-            table = np.transpose(prob, [node.index(a) for a in given + new])
-            n_given = _cells(given, self.sizes)
-            n_new = _cells(new, self.sizes)
-            table = table.reshape(n_given, n_new)
-            table = table / np.maximum(table.sum(axis=1, keepdims=True), 1e-300)
-            rows = (
-                np.ravel_multi_index(
-                    tuple(codes[:, a] for a in given), [self.sizes[a] for a in given]
-                )
-                if given
-                else np.zeros(n_samples, dtype=np.int64)
+            prob, axes = self.beliefs[i], attributes.axes(node)
+            for g in node:
+                a = attributes.base.get(g)
+                if a in node and g in done and a not in done:
+                    prob, axes = attributes.spell_out(prob, axes, g)
+            given = tuple(a for a in axes if a in done)
+            new = tuple(a for a in axes if a not in done)
+            if new:
+                self._draw(codes, prob, axes, given, new, done, rng, method)
+            for g in node:
+                if g in attributes.base and g not in done and g not in new:
+                    codes[:, g] = attributes.group_codes(
+                        g, codes[:, self.attributes.base[g]]
+                    )
+            done.update(node)
+        return codes[:, : attributes.n_columns]
+
+    def _draw(self, codes, prob, axes, given, new, done, rng, method):
+        """Assign the attributes ``new`` of a node's belief ``prob`` (axes ``axes``)."""
+        n_samples = len(codes)
+        table = np.transpose(prob, [axes.index(a) for a in given + new])
+        n_given = _cells(given, self.sizes)
+        n_new = _cells(new, self.sizes)
+        table = table.reshape(n_given, n_new)
+        table = table / np.maximum(table.sum(axis=1, keepdims=True), 1e-300)
+        rows = (
+            np.ravel_multi_index(
+                tuple(codes[:, a] for a in given), [self.sizes[a] for a in given]
             )
-            if method == "rounded":
-                # Stratify by the attributes assigned before but outside this
-                # node, fewest values first (the largest strata).
-                others = sorted(
-                    done - set(given), key=lambda a: (self.sizes[a], rng.random())
-                )
-                pick = _deal(table, rows, rng, codes[:, others])
-            else:
-                # Row r's conditional CDF spans [r, r + 1) of the flattened table.
-                cdf = np.cumsum(table, axis=1) + np.arange(n_given)[:, np.newaxis]
-                cdf = cdf.ravel()
-                flat = np.searchsorted(cdf, rows + rng.uniform(size=n_samples))
-                pick = np.clip(flat - rows * n_new, 0, n_new - 1)
-            picked = np.unravel_index(pick, [self.sizes[a] for a in new])
-            for a, column in zip(new, picked, strict=True):
-                codes[:, a] = column
-            done.update(new)
-        return codes
+            if given
+            else np.zeros(n_samples, dtype=np.int64)
+        )
+        if method == "rounded":
+            # Stratify by the attributes assigned before but outside this
+            # node, fewest values first (the largest strata).
+            others = sorted(
+                done - set(given), key=lambda a: (self.sizes[a], rng.random())
+            )
+            pick = _deal(table, rows, rng, codes[:, others])
+        else:
+            # Row r's conditional CDF spans [r, r + 1) of the flattened table.
+            cdf = np.cumsum(table, axis=1) + np.arange(n_given)[:, np.newaxis]
+            cdf = cdf.ravel()
+            flat = np.searchsorted(cdf, rows + rng.uniform(size=n_samples))
+            pick = np.clip(flat - rows * n_new, 0, n_new - 1)
+        picked = np.unravel_index(pick, [self.sizes[a] for a in new])
+        for a, column in zip(new, picked, strict=True):
+            codes[:, a] = column
 
 
 # --- rounded sampling -------------------------------------------------------------

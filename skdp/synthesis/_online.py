@@ -129,7 +129,7 @@ class OnlinePMW(PrivateEstimatorMixin, BaseEstimator):
         :class:`~skdp.exceptions.PrivacyLeakWarning`: which values occur is
         then released by the universe. The columns are read, checked and
         counted by the synthesizers' schema
-        (:mod:`skdp.synthesis._schema`). At most ``2**22`` cells.
+        (``skdp.synthesis._schema``). At most ``2**22`` cells.
     epsilon : float, default=1.0
         Privacy budget of the whole interaction, > 0 (pure epsilon-DP).
     max_updates : int, default=10

@@ -214,9 +214,9 @@ class PMWSynthesizer(
         the more accurate on validation workloads that are not the
         benchmark's (``benchmarks/pmw_default_validation.py``: three
         workloads of wide ordered columns, mean L1 error of the rows 0.233
-        against 0.248 with ``None`` at epsilon 1), for about 2.6 times the
-        CPU time of ``None`` (a larger model: the selected coarse marginals
-        keep every value of their columns).
+        against 0.245 with ``None`` at epsilon 1), for a median 1.9 times
+        the CPU time of ``None`` (a larger model: the selected coarse
+        marginals add their groups' cells).
     random_state : None, int, numpy Generator or RandomState, default=None
         ``None`` draws the privacy noise from the OS CSPRNG: the only
         choice for a release. A seed makes fits and samples reproducible
@@ -357,19 +357,26 @@ class PMWSynthesizer(
     selected and measured exactly as one, with its own (smaller) number of
     cells in the noise penalty; its measurement enters the estimation
     through :math:`R` (the model keeps every value: within a group, it
-    splits the mass as its other measurements say). A wide ordered column
+    splits the mass as its other measurements say). The model holds each
+    grouping as one more attribute, a function of its column, so a coarse
+    marginal is the model's marginal on that attribute and its table holds
+    the groups, not the column's values: the same model and the same
+    estimation steps in fewer cells. That is post-processing of the same
+    noisy measurements, and ``max_model_size`` is priced on the columns
+    alone as without it (the model is never larger), so the candidates
+    offered and the guarantee are unchanged. A wide ordered column
     (Adult's 85 ages) makes every marginal that holds it too noisy to
     measure at full resolution, while its structure is smooth. The default
     was chosen on validation workloads only
     (``benchmarks/pmw_default_validation.py``: 8 held-out Adult columns, 64
     other triples of Adult's 14, and the raw Adult rows binned by public
     bounds; 3 seeds each, epsilon 1), where it lowered the mean L1 error of
-    the released rows from 0.210 to 0.205, 0.215 to 0.189 and 0.319 to
-    0.304, at a median 2.6 times the CPU time. On the test workloads of
+    the released rows from 0.208 to 0.205, 0.208 to 0.188 and 0.318 to
+    0.307, at a median 1.9 times the CPU time. On the test workloads of
     ``benchmarks/pmw_adult.py`` at :math:`\\varepsilon = 1` (seeds 0 to 2) it
-    lowers the rows' error from 0.140 to 0.126 (8 columns) and from 0.226
-    to 0.193 (14 columns), at 2.4 and 2.6 times the CPU time (9 and 14 s,
-    from 4 and 5).
+    lowers the rows' error from 0.135 to 0.133 (8 columns) and from 0.222
+    to 0.196 (14 columns), at 1.6 times the CPU time of the fit (5.4 and
+    9.4 s, from 3.3 and 5.7).
 
     **Update.** After each measurement the model is re-fitted to all
     measurements so far by entropic mirror descent on their

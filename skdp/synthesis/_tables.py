@@ -18,6 +18,7 @@ import numpy as np
 
 __all__ = [
     "expand_axes",
+    "log_reduce_groups",
     "logsumexp",
     "marginalize_log",
     "marginals_of",
@@ -169,20 +170,55 @@ def _marginals_into(table, attrs, targets, out):
     _marginals_into(table, attrs, [t for t in rest if widest in t], out)
 
 
+def _log_of_sum(values, add, slice_tops):
+    """``log(add(exp(values)))`` for a linear ``add`` (sums over axes or groups).
+
+    Shifted by the table's largest value; where an output then underflows,
+    by each output's own largest input, ``slice_tops(values)`` (those tops
+    spread over the input, and over the output).
+    """
+    top = float(np.max(values))
+    if np.isfinite(top):
+        total = add(np.exp(values - top))
+        if total.size == 0 or float(np.min(total)) > _TINY:
+            return np.log(total) + top
+    spread, tops = slice_tops(values)
+    return np.log(add(np.exp(values - spread))) + tops
+
+
 def logsumexp(values: np.ndarray, axes: tuple) -> np.ndarray:
     """``log(sum(exp(values), axis=axes))``, without overflow or underflow."""
     if not axes:
         return values
-    top = float(np.max(values))
-    if np.isfinite(top):
-        total = sum_axes(np.exp(values - top), axes)
-        if total.size == 0 or float(np.min(total)) > _TINY:
-            return np.log(total) + top
-    # Some slice lies far below the table's maximum: shift each by its own.
-    tops = np.max(values, axis=axes, keepdims=True)
-    tops = np.where(np.isfinite(tops), tops, 0.0)
-    total = sum_axes(np.exp(values - tops), axes)
-    return np.log(total) + np.squeeze(tops, axis=axes)
+
+    def slice_tops(values):
+        tops = np.max(values, axis=axes, keepdims=True)
+        tops = np.where(np.isfinite(tops), tops, 0.0)
+        return tops, np.squeeze(tops, axis=axes)
+
+    return _log_of_sum(values, lambda v: sum_axes(v, axes), slice_tops)
+
+
+def log_reduce_groups(values: np.ndarray, starts, axis: int) -> np.ndarray:
+    """``log(np.add.reduceat(exp(values), starts, axis))``, without underflow.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.synthesis._tables import log_reduce_groups
+    >>> np.exp(log_reduce_groups(np.log([[1.0, 2.0, 3.0]]), (0, 2), 1))
+    array([[3., 3.]])
+    """
+
+    def slice_tops(values):
+        tops = np.maximum.reduceat(values, starts, axis=axis)
+        tops = np.where(np.isfinite(tops), tops, 0.0)
+        widths = np.diff(np.append(starts, values.shape[axis]))
+        return np.repeat(tops, widths, axis=axis), tops
+
+    return _log_of_sum(
+        values, lambda v: np.add.reduceat(v, starts, axis=axis), slice_tops
+    )
 
 
 def marginalize_log(values: np.ndarray, attrs: tuple, keep: tuple) -> np.ndarray:

@@ -18,6 +18,7 @@ __all__ = [
     "base_clique",
     "coarse_views",
     "expand_view",
+    "groupings_of",
     "reduce_view",
     "view_cells",
     "view_marginal",
@@ -45,7 +46,7 @@ class CoarseMarginal(NamedTuple):
     and enters one (or stays in the same one): the coarse counts move by at
     most 2 in L1 and ``sqrt(2)`` in L2, the sensitivities of a plain
     marginal, and a coarse marginal is selected and measured with the same
-    calibration (``MARGINAL_L1``, ``MARGINAL_L2`` of :mod:`skdp.synthesis._plan`).
+    calibration (``MARGINAL_L1``, ``MARGINAL_L2`` of ``skdp.synthesis._plan``).
 
     Examples
     --------
@@ -91,8 +92,14 @@ def reduce_view(table, view):
 
 
 def view_marginal(model, view):
-    """The model's table of a candidate (its clique's marginal, reduced)."""
-    return reduce_view(model.marginal(base_clique(view)), view)
+    """The model's table of a candidate (its clique's marginal, reduced).
+
+    A coarse view whose groupings the model holds as attributes is read
+    from their marginal (``model.attributes.measured``), else reduced from
+    its clique's.
+    """
+    clique, rest = model.attributes.measured(view)
+    return reduce_view(model.marginal(clique), rest)
 
 
 def expand_view(table, view, shape):
@@ -103,6 +110,26 @@ def expand_view(table, view, shape):
                 widths = np.diff(np.append(starts, shape[axis]))
                 table = np.repeat(table, widths, axis=axis)
     return table
+
+
+def groupings_of(views):
+    """Each grouped attribute's first codes, from the coarse views among ``views``.
+
+    An attribute grouped two ways keeps the first grouping met.
+
+    Examples
+    --------
+    >>> from skdp.synthesis._views import CoarseMarginal, groupings_of
+    >>> groupings_of([(0, 1), CoarseMarginal((0, 1), ((0, 3), None))])
+    {0: (0, 3)}
+    """
+    groupings = {}
+    for view in views:
+        if isinstance(view, CoarseMarginal):
+            for a, starts in zip(view.clique, view.starts, strict=True):
+                if starts is not None:
+                    groupings.setdefault(a, tuple(starts))
+    return groupings
 
 
 def coarse_views(candidates, groupings):

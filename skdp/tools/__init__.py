@@ -8,7 +8,7 @@ relation is replace-one (the number of rows is public).
 
 All but :func:`quantile` and :func:`median` also take dask arrays,
 DataFrames and Series, through the same code as numpy input (a row source,
-:mod:`skdp.utils._row_source`): one pass over the row blocks refuses
+``skdp.utils._row_source``): one pass over the row blocks refuses
 non-numbers, NaN and infinities before the charge, with the numpy input's
 messages, and after it one pass of clipped row-block sums or counts comes
 back to the client, where the noise is drawn. Same guarantee, and bitwise

@@ -96,10 +96,10 @@ def warn_data_derived(
         The parameter that was not given (e.g. ``"data_norm"``).
     leaked : str or None, default=None
         What the output can now reveal (e.g. ``"the largest row norm"``);
-        ``None`` takes it from :data:`DATA_BOUND_ADVICE` for ``what``.
+        ``None`` takes it from ``DATA_BOUND_ADVICE`` for ``what``.
     fix : str or None, default=None
         How to avoid it (e.g. ``"pass data_norm=1.0 after scaling rows"``);
-        ``None`` takes it from :data:`DATA_BOUND_ADVICE` for ``what``.
+        ``None`` takes it from ``DATA_BOUND_ADVICE`` for ``what``.
     stacklevel : int or None, default=None
         Passed to :func:`warnings.warn`; ``None`` finds the user's frame.
     """

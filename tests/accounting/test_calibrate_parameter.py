@@ -26,6 +26,7 @@ def _cost(make_event, accountant, delta):
 @pytest.mark.parametrize(
     "accountant", [RDPAccountant(), PLDAccountant(), PrivacyAccountant()]
 )
+@pytest.mark.slow
 def test_noise_multiplier_meets_the_target_within_the_tolerance(accountant, tolerance):
     def make(sigma):
         return PoissonSubsampledGaussianEvent(0.05, sigma, 100)
@@ -66,6 +67,7 @@ def test_far_away_answers_are_bracketed():
         assert RDPAccountant().epsilon_delta([GaussianEvent(sigma)], 1e-5)[0] <= target
 
 
+@pytest.mark.slow
 def test_unreachable_targets_raise():
     def subsampled(sigma):
         return PoissonSubsampledGaussianEvent(0.5, sigma, 10)
@@ -79,6 +81,7 @@ def test_unreachable_targets_raise():
         calibrate_parameter(GaussianEvent, 1.0, 1.0, increasing=False)
 
 
+@pytest.mark.slow
 def test_the_coarse_search_does_not_decide_the_result():
     # The default accountant searches with a 10x coarser PLD first; the
     # answer is still checked against the exact accountant.

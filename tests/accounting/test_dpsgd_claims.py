@@ -13,8 +13,11 @@ import math
 
 import numpy as np
 import pytest
+from _data import sphere_rows
 
 from skdp import DPLogisticRegression
+
+pytestmark = pytest.mark.slow  # dp_accounting's PLD over DP-SGD runs
 
 pytest.importorskip("dp_accounting")
 from dp_accounting_oracle import dpsgd_replace_one_epsilon  # noqa: E402
@@ -25,8 +28,7 @@ N_ROWS = 20_000
 @pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(N_ROWS, 4))
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    X = sphere_rows(rng, N_ROWS, 4)
     y = (X[:, 0] + 0.3 * rng.normal(size=N_ROWS) > 0).astype(int)
     return X, y
 

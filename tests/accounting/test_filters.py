@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from _data import sphere_rows
 from scipy import special, stats
 
 from skdp import BudgetExceededError, PrivacyBudget
@@ -200,8 +201,7 @@ def test_basic_composition_is_what_a_single_fit_costs():
     from skdp.linear_model import DPLogisticRegression
 
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(400, 3))
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    X = sphere_rows(rng, 400, 3)
     y = (X[:, 0] > 0).astype(int)
     budget = PrivacyBudget(1.0, 1e-5)
     model = DPLogisticRegression(

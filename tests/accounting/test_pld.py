@@ -72,6 +72,7 @@ def test_laplace_profile(epsilon):
 
 @pytest.mark.parametrize("split", [0.5, 0.2, 0.05])
 @pytest.mark.parametrize("epsilon", [0.3, 1.0, 4.0])
+@pytest.mark.slow
 def test_laplace_dominates_vector_releases_of_the_same_l1_sensitivity(epsilon, split):
     # A shift of L1 norm epsilon spread over two coordinates is the
     # composition of Laplace pairs with epsilons a + c = epsilon. Its PLD,
@@ -210,6 +211,7 @@ def test_invalid_parameters():
         (0.0, 0.0),  # to a zero contribution
     ],
 )
+@pytest.mark.slow
 def test_replace_one_pair_dominates_other_replacements_in_the_plane(other):
     # One step of the subsampled Gaussian in two dimensions: the replaced
     # row contributes x = (1, 0) or x' = other (both of norm <= C = 1). The

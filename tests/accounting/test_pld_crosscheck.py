@@ -19,6 +19,8 @@ from skdp.accounting import (
     SelfComposedEvent,
 )
 
+pytestmark = pytest.mark.slow  # dp_accounting's PLD as the oracle
+
 dp = pytest.importorskip("dp_accounting")
 from dp_accounting_oracle import RELATIONS, dp_accounting_epsilon  # noqa: E402
 

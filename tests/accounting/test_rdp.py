@@ -321,6 +321,7 @@ def test_epsilon_monotone_in_steps_and_sigma():
         (20.0, 1e-5, 1.0, 10),
     ],
 )
+@pytest.mark.slow
 def test_calibration_meets_target_and_is_tight(target_epsilon, target_delta, q, steps):
     sigma = calibrate_gaussian_noise_multiplier(
         target_epsilon, target_delta, sampling_rate=q, steps=steps
@@ -333,6 +334,7 @@ def test_calibration_meets_target_and_is_tight(target_epsilon, target_delta, q, 
     assert too_little > target_epsilon
 
 
+@pytest.mark.slow
 def test_calibration_recovers_known_sigma():
     epsilon = epsilon_poisson_subsampled_gaussian(256 / 60000, 1.1, 14063, 1e-5)
     sigma = calibrate_gaussian_noise_multiplier(

@@ -22,6 +22,8 @@ import pytest
 import skdp
 from skdp.audit import audit_estimator
 
+pytestmark = pytest.mark.slow  # thousands of fits per audit
+
 DPLogisticRegression = getattr(skdp, "DPLogisticRegression", None)
 PMWSynthesizer = getattr(skdp, "PMWSynthesizer", None)
 

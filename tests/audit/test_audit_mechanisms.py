@@ -21,6 +21,8 @@ from skdp.mechanisms import (
     laplace_mechanism,
 )
 
+pytestmark = pytest.mark.slow  # thousands of draws per audit
+
 N_RUNS = 4000
 CONFIDENCE = 0.99
 EPSILON = 1.0

@@ -12,6 +12,8 @@ from skdp.audit._audit import _clopper_pearson_lower, _clopper_pearson_upper
 from skdp.base import FitPlan, PrivateEstimatorMixin
 from skdp.mechanisms import add_noise, plan_laplace
 
+pytestmark = pytest.mark.slow  # Clopper-Pearson grids and simulated audits
+
 
 @pytest.mark.parametrize("k, n", [(0, 50), (1, 50), (17, 50), (49, 50), (50, 50)])
 def test_clopper_pearson_matches_scipy_exact_interval(k, n):

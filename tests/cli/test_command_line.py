@@ -14,6 +14,8 @@ import pytest
 from skdp.cli import main
 from skdp.exceptions import PrivacyLeakWarning
 
+pytestmark = pytest.mark.slow  # the command line in subprocesses
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

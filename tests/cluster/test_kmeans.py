@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _data import dask_rows
 from sklearn.base import clone
 from sklearn.cluster import KMeans
 
@@ -248,11 +249,6 @@ def test_saving_or_copying_a_model_keeps_the_original_labels(copy_model, tmp_pat
 
 
 # ------------------------------------------------- one data path: dask input
-def _on_dask(X, chunks=700):
-    da = pytest.importorskip("dask.array")
-    return da.from_array(X, chunks=(chunks, 2))
-
-
 @pytest.mark.parametrize("d", [2, 5])  # James-Stein shrinkage from d = 3
 def test_a_dask_fit_releases_the_in_memory_model_bitwise(d, dask_sync, assert_same_fit):
     # Each iteration is one pass: the client sends the centres, the blocks
@@ -261,7 +257,7 @@ def test_a_dask_fit_releases_the_in_memory_model_bitwise(d, dask_sync, assert_sa
     X[:50] += 2.0  # rows outside the box, clipped in the blocks
     params = dict(n_clusters=3, bounds=(0, 1), max_iter=3, random_state=5)
     memory = DPKMeans(**params).fit(X)
-    on_dask = DPKMeans(**params).fit(_on_dask(X))
+    on_dask = DPKMeans(**params).fit(dask_rows(X, columns=2))
     da = pytest.importorskip("dask.array")
     assert isinstance(on_dask.labels_, da.Array)  # lazy: never gathered
     assert_same_fit(memory, on_dask)
@@ -288,19 +284,21 @@ def test_dask_input_is_refused_like_memory_input(case, dask_sync, assert_same_re
     def fit(data, budget):
         DPKMeans(3, bounds=(0, 1), budget=budget).fit(data)
 
-    assert_same_refusal(fit, X, _on_dask(X))
+    assert_same_refusal(fit, X, dask_rows(X, columns=2))
 
 
 def test_dask_input_needs_declared_bounds(dask_sync):
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)  # nothing is read
         with pytest.raises(ValueError, match="needs declared bounds"):
-            DPKMeans(3).fit(_on_dask(_blobs(n=5000)[0]))
+            DPKMeans(3).fit(dask_rows(_blobs(n=5000)[0], columns=2))
 
 
 def test_a_dask_fit_never_gathers_the_rows(dask_sync, largest_task_rows):
     with largest_task_rows() as seen:
-        DPKMeans(3, bounds=(0, 1), max_iter=2).fit(_on_dask(_blobs(n=5000)[0]))
+        DPKMeans(3, bounds=(0, 1), max_iter=2).fit(
+            dask_rows(_blobs(n=5000)[0], columns=2)
+        )
     assert 0 < seen.rows <= 1024  # a fit that gathered X would show 5000
 
 

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _data import clip_rows, dask_rows
 from sklearn.base import clone
 from sklearn.decomposition import PCA
 from sklearn.pipeline import make_pipeline
@@ -31,7 +32,7 @@ def _data(n=2000, d=4, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d)) * np.array([3.0, 1.5, 0.5, 0.2, 0.1, 0.1])[:d]
     X += np.array([1.0, -2.0, 0.5, 0.0, 0.0, 0.0])[:d]
-    return X / np.maximum(1.0, np.linalg.norm(X, axis=1) / 5.0)[:, None]
+    return clip_rows(X, 5.0)
 
 
 # ------------------------------------------------------------- sensitivity
@@ -307,11 +308,6 @@ def test_all_components_and_noise_variance():
 
 
 # ------------------------------------------------- one data path: dask input
-def _on_dask(X, chunks=700):
-    da = pytest.importorskip("dask.array")
-    return da.from_array(X, chunks=(chunks, 2))
-
-
 @pytest.mark.parametrize("delta", [1e-5, 0.0])
 def test_a_dask_fit_releases_the_in_memory_model_bitwise(
     delta, dask_sync, assert_same_fit
@@ -321,7 +317,7 @@ def test_a_dask_fit_releases_the_in_memory_model_bitwise(
     X = _data(n=5000, d=5) * 1.5  # some rows beyond the bound
     params = dict(n_components=3, delta=delta, data_norm=5.0, random_state=4)
     memory = DPPCA(**params).fit(X)
-    on_dask = DPPCA(**params).fit(_on_dask(X))
+    on_dask = DPPCA(**params).fit(dask_rows(X, columns=2))
     assert_same_fit(memory, on_dask)
     np.testing.assert_array_equal(on_dask.transform(X), memory.transform(X))
 
@@ -346,19 +342,19 @@ def test_dask_input_is_refused_like_memory_input(case, dask_sync, assert_same_re
     def fit(data, budget):
         DPPCA(n_components, data_norm=5.0, budget=budget).fit(data)
 
-    assert_same_refusal(fit, X, _on_dask(X))
+    assert_same_refusal(fit, X, dask_rows(X, columns=2))
 
 
 def test_dask_input_needs_a_declared_data_norm(dask_sync):
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)  # nothing is read
         with pytest.raises(ValueError, match="needs declared data_norm"):
-            DPPCA().fit(_on_dask(_data(n=5000)))
+            DPPCA().fit(dask_rows(_data(n=5000), columns=2))
 
 
 def test_a_dask_fit_never_gathers_the_rows(dask_sync, largest_task_rows):
     with largest_task_rows() as seen:
-        DPPCA(data_norm=5.0).fit(_on_dask(_data(n=5000)))
+        DPPCA(data_norm=5.0).fit(dask_rows(_data(n=5000), columns=2))
     assert 0 < seen.rows <= 1024  # a fit that gathered X would show 5000
 
 

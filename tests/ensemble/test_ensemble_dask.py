@@ -28,10 +28,7 @@ N = 3000
 CATEGORIES = ["a", "b", "c"]
 
 
-@pytest.fixture(autouse=True)
-def _synchronous():
-    with dask.config.set(scheduler="synchronous"):
-        yield
+pytestmark = pytest.mark.usefixtures("dask_sync")
 
 
 def _numeric(seed=0):
@@ -255,14 +252,21 @@ def test_dates_in_a_numeric_feature_are_a_code_the_client_words(assert_same_refu
     assert kind is ValueError and "holds dates or durations" in message
 
 
+def _failed_tasks(client):
+    """How many "Compute Failed" lines the workers have logged so far."""
+    logs = client.get_worker_logs()
+    return sum("Compute Failed" in line for log in logs.values() for _, line in log)
+
+
 @pytest.mark.slow
 def test_no_worker_task_fails_on_a_refused_block(dask_cluster):
     params = dict(categorical_features=[3], categories=[CATEGORIES])
+    # The workers serve the whole session: count only this test's failures.
+    failed_before = _failed_tasks(dask_cluster)
     with dask.config.set(scheduler=dask_cluster.get):
         with pytest.raises(ValueError, match="holds dates or durations"):
             _estimator("forest-2", **params).fit(
                 da.from_array(_dated_table(), chunks=(1000, 4)),
                 da.from_array(Y2, chunks=1000),
             )
-    logs = dask_cluster.get_worker_logs()
-    assert not any("Compute Failed" in line for log in logs.values() for _, line in log)
+    assert _failed_tasks(dask_cluster) == failed_before

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _data import clip_rows, dask_rows
 
 from skdp import PrivacyBudget
 from skdp.accounting import PrivacyAccountant
@@ -38,7 +39,7 @@ N, D, CHUNK = 2000, 5, 500
 def _data(seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(N, D))
-    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    X = clip_rows(X)
     X[::97] *= 3.0  # rows the bound scales down (inside the block functions)
     score = X[:, 0] + 0.5 * X[:, 1] + 0.1 * rng.normal(size=N)
     y2 = (score > 0).astype(int)
@@ -50,16 +51,7 @@ def _data(seed=0):
 X, Y2, Y3, YR = _data()
 
 
-def _dask(a, chunks=CHUNK):
-    if isinstance(chunks, tuple):  # explicit row chunks
-        chunks = chunks + tuple((s,) for s in a.shape[1:])
-    return da.from_array(a, chunks=chunks)
-
-
-@pytest.fixture(autouse=True)
-def _synchronous():
-    with dask.config.set(scheduler="synchronous"):
-        yield
+pytestmark = pytest.mark.usefixtures("dask_sync")
 
 
 CASES = [
@@ -86,7 +78,7 @@ METHODS = {
 def _fit_both(Estimator, y, params, chunks=CHUNK, **method):
     memory = Estimator(data_norm=1.0, random_state=7, **params, **method)
     on_dask = Estimator(data_norm=1.0, random_state=7, **params, **method)
-    return memory.fit(X, y), on_dask.fit(_dask(X, chunks), _dask(y, chunks))
+    return memory.fit(X, y), on_dask.fit(dask_rows(X, chunks), dask_rows(y, chunks))
 
 
 def _assert_same_model(a, b):
@@ -116,7 +108,7 @@ def test_adassp_releases_the_in_memory_model():
     _assert_same_model(memory, on_dask)
 
 
-@pytest.mark.parametrize("chunks", [97, 1024, 2000, ((1, 999, 0, 1000),)])
+@pytest.mark.parametrize("chunks", [97, 1024, 2000, (1, 999, 0, 1000)])
 def test_the_dask_chunking_does_not_change_the_model(chunks):
     # The row source rechunks to canonical blocks (public: a function of n),
     # empty chunks included, so the model does not depend on the chunking.
@@ -170,7 +162,9 @@ def test_string_labels_on_dask():
     for method in (METHODS["objective"], METHODS["dpsgd"]):
         params = dict(data_norm=1.0, classes=["no", "yes"], random_state=1, **method)
         memory = DPLogisticRegression(**params).fit(X, labels)
-        on_dask = DPLogisticRegression(**params).fit(_dask(X), _dask(labels))
+        on_dask = DPLogisticRegression(**params).fit(
+            dask_rows(X, CHUNK), dask_rows(labels, CHUNK)
+        )
         assert np.array_equal(on_dask.coef_, memory.coef_)
         assert list(on_dask.classes_) == ["no", "yes"]
 
@@ -188,7 +182,7 @@ def test_a_dask_fit_charges_its_event_exactly_once():
             **method,
         )
         before = len(budget.ledger)
-        clf.fit(_dask(X), _dask(Y2))
+        clf.fit(dask_rows(X, CHUNK), dask_rows(Y2, CHUNK))
         assert len(budget.ledger) == before + 1
         assert budget.ledger[-1].event == clf.privacy_event_
         assert clf.budget_entry_ == budget.ledger[-1]
@@ -206,7 +200,7 @@ def test_refused_charge_leaves_no_model_and_no_record():
     from skdp.exceptions import BudgetExceededError
 
     with pytest.raises(BudgetExceededError):
-        clf.fit(_dask(X), _dask(Y2))
+        clf.fit(dask_rows(X, CHUNK), dask_rows(Y2, CHUNK))
     assert budget.ledger == []
     assert not hasattr(clf, "coef_")
 
@@ -224,14 +218,14 @@ def test_bad_input_raises_before_the_charge(X_bad, y_bad, params, match):
         method="objective", data_norm=1.0, classes=[0, 1], budget=budget, **params
     )
     with pytest.raises(ValueError, match=match):
-        clf.fit(_dask(X_bad), _dask(y_bad))
+        clf.fit(dask_rows(X_bad, CHUNK), dask_rows(y_bad, CHUNK))
     assert budget.spent() == (0.0, 0.0)
 
 
 def test_non_numeric_dask_x_is_refused_from_metadata():
     clf = DPLogisticRegression(method="objective", data_norm=1.0, classes=[0, 1])
     with pytest.raises(ValueError, match="numeric X"):
-        clf.fit(_dask(X.astype(str)), _dask(Y2))
+        clf.fit(dask_rows(X.astype(str), CHUNK), dask_rows(Y2, CHUNK))
 
 
 _FAILURES = {"left": 0}
@@ -247,13 +241,15 @@ def _fails_after_validation(block):
 
 def test_a_worker_failure_after_the_charge_keeps_the_spend():
     budget = PrivacyBudget(epsilon=5.0)
-    X_flaky = _dask(X).map_blocks(_fails_after_validation, meta=np.empty((0, 0)))
+    X_flaky = dask_rows(X, CHUNK).map_blocks(
+        _fails_after_validation, meta=np.empty((0, 0))
+    )
     _FAILURES["left"] = N // CHUNK
     clf = DPLogisticRegression(
         method="objective", data_norm=1.0, classes=[0, 1], budget=budget
     )
     with pytest.raises(ChargedFitError, match="the spend stands"):
-        clf.fit(X_flaky, _dask(Y2))
+        clf.fit(X_flaky, dask_rows(Y2, CHUNK))
     assert budget.spent()[0] == pytest.approx(1.0)
     assert not hasattr(clf, "coef_")
 
@@ -265,7 +261,7 @@ def test_omitted_bounds_warn_and_match_the_in_memory_fit():
             memory = Estimator(method="objective", random_state=2).fit(X, y)
         with pytest.warns(PrivacyLeakWarning) as dask_warnings:
             on_dask = Estimator(method="objective", random_state=2)
-            on_dask.fit(_dask(X), _dask(y))
+            on_dask.fit(dask_rows(X, CHUNK), dask_rows(y, CHUNK))
         assert len(dask_warnings) == len(memory_warnings) == 2
         assert on_dask.data_norm_ == memory.data_norm_
         assert np.array_equal(on_dask.coef_, memory.coef_)
@@ -280,10 +276,10 @@ def test_declared_bounds_do_not_warn():
             epochs=5,
             data_norm=1.0,
             classes=[0, 1, 2],
-        ).fit(_dask(X), _dask(Y3))
+        ).fit(dask_rows(X, CHUNK), dask_rows(Y3, CHUNK))
         DPLinearRegression(
             method="objective", data_norm=1.0, y_bounds=(-5, 5), random_state=0
-        ).fit(_dask(X), _dask(YR))
+        ).fit(dask_rows(X, CHUNK), dask_rows(YR, CHUNK))
 
 
 # --------------------------------------------------- full-batch gradient descent
@@ -377,7 +373,7 @@ def test_full_batch_noise_carries_the_largest_clipped_sum():
 
 @pytest.mark.parametrize("on_dask", [False, True], ids=["memory", "dask"])
 def test_the_plan_chooses_the_gradient_mechanism_from_batch_size(on_dask):
-    data = (_dask(X), _dask(Y2)) if on_dask else (X, Y2)
+    data = (dask_rows(X, CHUNK), dask_rows(Y2, CHUNK)) if on_dask else (X, Y2)
     params = dict(method="gradient", data_norm=1.0, classes=[0, 1], random_state=0)
     full = DPLogisticRegression(batch_size="full", epochs=100, **params).fit(*data)
     assert full.gradient_variant_ == FULL_BATCH_GD
@@ -404,10 +400,12 @@ def test_full_batch_gd_on_dask_matches_its_run_on_the_bounded_rows():
         data_norm=1.0,
         y_bounds=(-5, 5),
         random_state=4,
-    ).fit(_dask(X), _dask(YR))
-    plan = clf.privacy_plan(_dask(X), _dask(YR)).settings["method"]
+    ).fit(dask_rows(X, CHUNK), dask_rows(YR, CHUNK))
+    plan = clf.privacy_plan(dask_rows(X, CHUNK), dask_rows(YR, CHUNK)).settings[
+        "method"
+    ]
     # The same run on rows bounded by hand: the block functions bound them.
-    Z = X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    Z = clip_rows(X)
     Z = np.hstack([Z, np.full((N, 1), 0.5)])
     t = np.clip(YR / 5.0, -1, 1)[:, None]
     W = run_full_batch_gd(
@@ -433,7 +431,7 @@ def test_dpsgd_on_dask_reads_only_the_blocks_with_sampled_rows(monkeypatch):
     monkeypatch.setattr(module, "_take_rows", counting)
     rng = np.random.default_rng(0)
     big = rng.normal(size=(3000, 3))
-    rows = row_source(_dask(big, 600), _dask(np.ones(3000), 600))
+    rows = row_source(dask_rows(big, 600), dask_rows(np.ones(3000), 600))
     assert isinstance(rows, DaskRowSource) and rows.n_blocks == 3
     spec = RowSpec(data_norm=1.0, intercept=0.5, bounds=(-2.0, 2.0), n_features=3)
     W = rng.normal(size=(1, 4))
@@ -450,6 +448,6 @@ def test_seed_reproducibility():
     params = dict(method="gradient", data_norm=1.0, classes=[0, 1], batch_size=500)
     a = DPLinearSVC(random_state=3, epochs=1, **params)
     b = DPLinearSVC(random_state=3, epochs=1, **params)
-    a.fit(_dask(X), _dask(Y2))
-    b.fit(_dask(X), _dask(Y2))
+    a.fit(dask_rows(X, CHUNK), dask_rows(Y2, CHUNK))
+    b.fit(dask_rows(X, CHUNK), dask_rows(Y2, CHUNK))
     np.testing.assert_array_equal(a.coef_, b.coef_)

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from _data import sphere_rows
 
 from skdp import DPLogisticRegression
 from skdp.accounting import DEFAULT_DELTA
@@ -12,11 +13,6 @@ from skdp.accounting._calibration import (
     epsilon_poisson_subsampled_gaussian,
 )
 from skdp.linear_model._dpsgd import MARGIN_NOISE_STD
-
-
-def _unit_rows(rng, n, d):
-    X = rng.normal(size=(n, d))
-    return X / np.linalg.norm(X, axis=1)[:, None]
 
 
 def _fit(X, y, **params):
@@ -29,7 +25,7 @@ def _fit(X, y, **params):
 )
 def test_defaults_resolve_to_the_documented_rule(n, epsilon, n_classes):
     rng = np.random.default_rng(0)
-    X = _unit_rows(rng, n, 5)
+    X = sphere_rows(rng, n, 5)
     y = rng.integers(n_classes, size=n)
     clf = _fit(X, y, epsilon=epsilon, classes=list(range(n_classes)))
 
@@ -56,9 +52,10 @@ def test_defaults_resolve_to_the_documented_rule(n, epsilon, n_classes):
     assert clf.delta_ == DEFAULT_DELTA
 
 
+@pytest.mark.slow
 def test_noise_cap_binds_at_small_epsilon_only():
     rng = np.random.default_rng(1)
-    X = _unit_rows(rng, 5000, 4)
+    X = sphere_rows(rng, 5000, 4)
     y = (X[:, 0] > 0).astype(int)
     smoothness_step = 16 / 1.25  # 16 / R**2 with R**2 = 1 + 0.5**2
     rates = {
@@ -71,16 +68,17 @@ def test_noise_cap_binds_at_small_epsilon_only():
 
 def test_default_learning_rate_reads_no_data_values():
     rng = np.random.default_rng(2)
-    X1, X2 = _unit_rows(rng, 4000, 3), 0.1 * _unit_rows(rng, 4000, 3)
+    X1, X2 = sphere_rows(rng, 4000, 3), 0.1 * sphere_rows(rng, 4000, 3)
     y1, y2 = rng.integers(2, size=4000), np.zeros(4000, dtype=int)
     fits = [_fit(X, y, epsilon=0.3, classes=[0, 1]) for X, y in ((X1, y1), (X2, y2))]
     assert fits[0].learning_rate_ == fits[1].learning_rate_
     assert fits[0].max_grad_norm_ == fits[1].max_grad_norm_
 
 
+@pytest.mark.slow
 def test_explicit_values_override_the_defaults():
     rng = np.random.default_rng(3)
-    X = _unit_rows(rng, 2000, 3)
+    X = sphere_rows(rng, 2000, 3)
     y = (X[:, 0] > 0).astype(int)
     clf = _fit(X, y, classes=[0, 1], learning_rate=0.3, max_grad_norm=0.2)
     assert (clf.learning_rate_, clf.max_grad_norm_) == (0.3, 0.2)
@@ -125,7 +123,7 @@ def test_candidates_of_a_search_share_their_calibrations():
     from skdp.accounting._calibration import _calibrate_gaussian_noise_multiplier
 
     rng = np.random.default_rng(0)
-    X = _unit_rows(rng, 600, 4)
+    X = sphere_rows(rng, 600, 4)
     y = (X[:, 0] > 0).astype(int)
     grid = {"epsilon": [0.5, 2.0], "C": [0.1, 1.0], "max_grad_norm": [0.5, 1.0]}
     search = GridSearchCV(

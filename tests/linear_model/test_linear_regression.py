@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _data import clip_rows
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
@@ -28,7 +29,7 @@ from skdp.utils._row_source import row_source
 def _data(n=3000, d=3, seed=0, noise=0.1):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
-    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    X = clip_rows(X)
     w = rng.normal(size=d)
     y = np.clip(X @ w + noise * rng.normal(size=n), -3, 3)
     return X, y
@@ -301,6 +302,7 @@ WORST_Y2[0] = -1.0
         ("gradient", {"epochs": 1}),
     ],
 )
+@pytest.mark.slow
 def test_audit_finds_no_violation(method, params):
     result = audit_estimator(
         DPLinearRegression(
@@ -321,6 +323,7 @@ def test_audit_finds_no_violation(method, params):
     assert not result.violation, str(result)
 
 
+@pytest.mark.slow
 def test_grid_search_over_epsilon_and_alpha_shares_the_budget():
     X, y = _data(n=600)
     budget = PrivacyBudget(100.0, 1e-3)

@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _data import clip_rows
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -30,7 +31,7 @@ METHODS = ["objective", "output", "gradient"]
 def _binary(n=3000, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 4))
-    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    X = clip_rows(X)
     y = (X[:, 0] - 0.5 * X[:, 1] + 0.1 * rng.normal(size=n) > 0).astype(int)
     return X, y
 
@@ -40,7 +41,7 @@ def _three_classes(n=3000, seed=0):
     centers = np.array([[1.0, 0.0], [-0.5, 0.8], [-0.5, -0.8]])
     y = rng.integers(0, 3, size=n)
     X = centers[y] + 0.3 * rng.normal(size=(n, 2))
-    return X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None], y
+    return clip_rows(X), y
 
 
 def _private(**params):

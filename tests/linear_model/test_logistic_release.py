@@ -9,21 +9,17 @@ import warnings
 
 import numpy as np
 import pytest
+from _data import sphere_rows
 
 from skdp import DPLogisticRegression, PrivacyBudget, UtilityWarning
 from skdp.audit import audit_estimator
 from skdp.linear_model._newton import solve
 
 
-def _unit_rows(rng, n, d):
-    X = rng.normal(size=(n, d))
-    return X / np.linalg.norm(X, axis=1, keepdims=True)
-
-
 def _finding_1_pair():
     """n=200 unit rows in 3 dimensions; row 0 replaced by [1, 0, 0], label 0."""
     rng = np.random.default_rng(1)
-    X = _unit_rows(rng, 200, 3)
+    X = sphere_rows(rng, 200, 3)
     y = (X[:, 0] + 0.3 * rng.normal(size=200) > 0).astype(int)
     X2, y2 = X.copy(), y.copy()
     X2[0], y2[0] = [1.0, 0.0, 0.0], 0
@@ -99,6 +95,7 @@ def test_solver_residual_is_in_the_sensitivity():
     assert plans[0].sensitivity == pytest.approx(0.06 + 2 * plans[0].solver.residual)
 
 
+@pytest.mark.slow
 def test_solver_residual_audit():
     """Finding 2 end to end: released coefficients on the pair, audited."""
     dataset, neighbour = _finding_2_pair()
@@ -125,7 +122,7 @@ def test_solver_residual_audit():
 def test_unconverged_solves_stay_within_the_residual(max_iter):
     """Finding 2: a small max_iter falls back to a solver with a public bound."""
     rng = np.random.default_rng(3)
-    X = _unit_rows(rng, 300, 4)
+    X = sphere_rows(rng, 300, 4)
     y = (X[:, 0] > 0).astype(int)
     clf = DPLogisticRegression(
         method="output", C=10.0, data_norm=1.0, classes=[0, 1], max_iter=max_iter
@@ -154,7 +151,7 @@ def test_unconverged_solves_stay_within_the_residual(max_iter):
 
 def _data(n=200, d=3, seed=0):
     rng = np.random.default_rng(seed)
-    X = _unit_rows(rng, n, d)
+    X = sphere_rows(rng, n, d)
     return X, (X[:, 0] > 0).astype(int)
 
 
@@ -242,10 +239,10 @@ def test_one_fit_one_charge_when_the_run_is_heavy():
 
 def _three_class_pair(n=50, seed=0):
     rng = np.random.default_rng(seed)
-    X = _unit_rows(rng, n, 3)
+    X = sphere_rows(rng, n, 3)
     y = rng.integers(0, 3, size=n)
     X2, y2 = X.copy(), y.copy()
-    X2[0] = _unit_rows(rng, 1, 3)[0]
+    X2[0] = sphere_rows(rng, 1, 3)[0]
     y2[0] = (y[0] + 1) % 3
     return (X, y), (X2, y2)
 

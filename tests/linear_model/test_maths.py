@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from _data import sphere_rows
 from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 
@@ -18,12 +19,6 @@ from skdp.linear_model._objective import (
 )
 from skdp.linear_model._output import output_perturbation, output_sensitivity
 from skdp.utils import check_random_source
-
-
-def _rows(rng, n, d, norm):
-    """Rows of exactly ``norm`` (the worst case for every bound)."""
-    X = rng.normal(size=(n, d))
-    return norm * X / np.linalg.norm(X, axis=1, keepdims=True)
 
 
 def test_newton_matches_sklearn_and_reaches_tolerance():
@@ -64,10 +59,10 @@ def test_objective_privacy_loss_is_at_most_epsilon(epsilon, C, row_norm):
 
     worst = -np.inf
     for _ in range(30):
-        Z = _rows(rng, n, d, row_norm)
+        Z = sphere_rows(rng, n, d, row_norm)
         y = rng.choice([-1.0, 1.0], size=n)
         Z2, y2 = Z.copy(), y.copy()
-        Z2[0] = _rows(rng, 1, d, row_norm)[0]
+        Z2[0] = sphere_rows(rng, 1, d, row_norm)[0]
         y2[0] = -y[0]
         for scale in (0.1, 1.0, 10.0):
             for w in rng.normal(size=(20, d)) * scale:
@@ -100,7 +95,7 @@ def test_objective_noise_has_the_calibrated_norm():
     """Recover b from the first-order condition; E||b|| = 2 d / epsilon'."""
     rng = np.random.default_rng(2)
     d, n, C, R = 4, 50, 1.0, 2.0
-    Z = _rows(rng, n, d, R)
+    Z = sphere_rows(rng, n, d, R)
     y = rng.choice([-1.0, 1.0], size=n)
     plan = plan_objective(
         epsilon=1.0,
@@ -139,7 +134,7 @@ def test_output_sensitivity_bounds_the_change_of_the_minimiser():
         assert output_sensitivity(C, R) == bound
         worst = 0.0
         for _ in range(40):
-            Z = _rows(rng, n, d, R)
+            Z = sphere_rows(rng, n, d, R)
             y = rng.choice([-1.0, 1.0], size=n)
             Z2, y2 = Z.copy(), y.copy()
             Z2[0], y2[0] = -Z[0], y[0]  # the opposite row: largest gradient change
@@ -160,7 +155,7 @@ def test_softmax_output_sensitivity_bounds_the_change_of_the_minimiser():
         assert output_sensitivity(C, R, n_classes=K) == pytest.approx(bound)
         worst = 0.0
         for _ in range(40):
-            Z = _rows(rng, n, d, R)
+            Z = sphere_rows(rng, n, d, R)
             labels = rng.integers(0, K, size=n)
             Z2, labels2 = Z.copy(), labels.copy()
             Z2[0], labels2[0] = -Z[0], (labels[0] + 1) % K
@@ -250,7 +245,7 @@ def test_dpsgd_event_meets_the_target_exactly():
     from skdp import DPLogisticRegression
 
     rng = np.random.default_rng(8)
-    X = _rows(rng, 2000, 3, 1.0)
+    X = sphere_rows(rng, 2000, 3, 1.0)
     y = (X[:, 0] > 0).astype(int)
     clf = DPLogisticRegression(
         epsilon=0.7, delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0
@@ -275,6 +270,7 @@ def _softmax_rows(W, Z):
     "epsilon, C, row_norm, K",
     [(10.0, 0.1, 1.0, 3), (1.0, 1.0, 1.5, 4), (0.2, 5.0, 3.0, 3)],
 )
+@pytest.mark.slow
 def test_softmax_objective_privacy_loss_is_at_most_epsilon(epsilon, C, row_norm, K):
     """The density-ratio check above, for the multinomial loss on ``S``.
 
@@ -303,10 +299,10 @@ def test_softmax_objective_privacy_loss_is_at_most_epsilon(epsilon, C, row_norm,
 
     worst = -np.inf
     for _ in range(30):
-        Z = _rows(rng, n, d, row_norm)
+        Z = sphere_rows(rng, n, d, row_norm)
         labels = rng.integers(0, K, size=n)
         Z2, labels2 = Z.copy(), labels.copy()
-        Z2[0] = _rows(rng, 1, d, row_norm)[0]
+        Z2[0] = sphere_rows(rng, 1, d, row_norm)[0]
         labels2[0] = (labels[0] + 1) % K
         for scale in (0.1, 1.0, 10.0):
             for W in rng.normal(size=(20, K, d)) * scale:
@@ -321,7 +317,7 @@ def test_softmax_objective_noise_lies_in_s_with_the_calibrated_norm():
     """Recover B from the first-order condition: in S, ||B|| ~ Gamma((K-1) d)."""
     rng = np.random.default_rng(12)
     d, n, K, C, R = 3, 60, 3, 1.0, 2.0
-    Z = _rows(rng, n, d, R)
+    Z = sphere_rows(rng, n, d, R)
     labels = rng.integers(0, K, size=n)
     Y = np.where(np.eye(K)[labels] > 0, 1.0, -1.0)
     epsilon_noise, alpha = objective_noise_scale(0.99, C, R, K)
@@ -379,7 +375,7 @@ def test_gaussian_objective_privacy_loss_exceeds_epsilon_with_probability_delta(
 
     rng = np.random.default_rng(21)
     d, n, C, R, epsilon, delta = 2, 15, 1.0, 1.0, 1.0, 0.02
-    Z = _rows(rng, n, d, R)
+    Z = sphere_rows(rng, n, d, R)
     y = rng.choice([-1.0, 1.0], size=n)
     Z2, y2 = Z.copy(), y.copy()
     Z2[0], y2[0] = -Z[0], y[0]  # the largest change of the gradient

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from _data import sphere_rows
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer
@@ -14,11 +15,6 @@ from skdp.linear_model import DPLinearSVC
 from skdp.linear_model._losses import HuberHingeLoss
 from skdp.linear_model._newton import plan_solver, solve
 from skdp.linear_model._objective import objective_noise_scale
-
-
-def _rows(rng, n, d, norm):
-    X = rng.normal(size=(n, d))
-    return norm * X / np.linalg.norm(X, axis=1, keepdims=True)
 
 
 def test_huber_hinge_constants_hold_numerically():
@@ -73,13 +69,13 @@ def test_objective_privacy_loss_is_at_most_epsilon(epsilon, C, R, h, K):
 
     worst = -np.inf
     for _ in range(30):
-        Z = _rows(rng, n, d, R)
+        Z = sphere_rows(rng, n, d, R)
         labels = rng.integers(0, K, size=n)
         T = np.where(labels[:, None] == np.arange(models)[None, :], 1.0, -1.0)
         if K == 2:
             T = np.where(labels == 1, 1.0, -1.0)[:, None]
         Z2, T2 = Z.copy(), T.copy()
-        Z2[0] = _rows(rng, 1, d, R)[0]
+        Z2[0] = sphere_rows(rng, 1, d, R)[0]
         T2[0] = -T[0]
         for scale in (0.1, 1.0, 5.0):
             for W in rng.normal(size=(20, models, d)) * scale:
@@ -109,7 +105,7 @@ def test_output_sensitivity_bounds_the_change_of_the_minimiser():
         )
         worst = 0.0
         for _ in range(40):
-            Z = _rows(rng, n, d, R)
+            Z = sphere_rows(rng, n, d, R)
             t = rng.choice([-1.0, 1.0], size=n)
             Z2, t2 = Z.copy(), t.copy()
             Z2[0] = -Z[0]
@@ -122,7 +118,7 @@ def test_output_sensitivity_bounds_the_change_of_the_minimiser():
 
 def test_newton_on_the_huber_hinge_matches_a_fine_gradient_solve():
     rng = np.random.default_rng(6)
-    Z = _rows(rng, 300, 4, 1.0)
+    Z = sphere_rows(rng, 300, 4, 1.0)
     t = np.where(Z[:, 0] + 0.3 * rng.normal(size=300) > 0, 1.0, -1.0)
     loss = HuberHingeLoss(0.5)
     plan = plan_solver(
@@ -144,7 +140,7 @@ def test_newton_on_the_huber_hinge_matches_a_fine_gradient_solve():
 @pytest.mark.parametrize("method", ["objective", "output", "gradient"])
 def test_fit_predicts_and_charges_once(method):
     rng = np.random.default_rng(0)
-    X = _rows(rng, 2000, 3, 1.0)
+    X = sphere_rows(rng, 2000, 3, 1.0)
     y = (X[:, 0] > 0).astype(int)
     budget = PrivacyBudget(10.0, 1e-4)
     # Output perturbation's noise grows with C (sensitivity 2 C R): small C.
@@ -165,7 +161,7 @@ def test_fit_predicts_and_charges_once(method):
 @pytest.mark.parametrize("method", ["objective", "output", "gradient"])
 def test_multiclass_is_one_vs_rest_in_one_charge(method):
     rng = np.random.default_rng(1)
-    X = _rows(rng, 3000, 3, 1.0)
+    X = sphere_rows(rng, 3000, 3, 1.0)
     y = np.argmax(X @ rng.normal(size=(3, 4)), axis=1)
     budget = PrivacyBudget(10.0, 1e-4)
     svc = DPLinearSVC(
@@ -185,7 +181,7 @@ def test_multiclass_is_one_vs_rest_in_one_charge(method):
 def test_one_vs_rest_objective_noise_has_the_joint_constants():
     """Four models: sensitivity 2 sqrt(4) = 4, rank 4 in the Jacobian term."""
     rng = np.random.default_rng(2)
-    X = _rows(rng, 200, 3, 1.0)
+    X = sphere_rows(rng, 200, 3, 1.0)
     y = rng.integers(0, 4, 200)
     svc = DPLinearSVC(
         method="objective", huber_h=0.5, data_norm=1.0, classes=[0, 1, 2, 3]
@@ -211,6 +207,7 @@ WORST_Y2[0] = 0
     "method, params",
     [("objective", {"C": 0.3}), ("output", {"C": 0.3}), ("gradient", {"epochs": 1})],
 )
+@pytest.mark.slow
 def test_audit_finds_no_violation(method, params):
     result = audit_estimator(
         DPLinearSVC(

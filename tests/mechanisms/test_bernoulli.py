@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from _stat_checks import binomial_ok
 
 from skdp.mechanisms import _bernoulli
 from skdp.mechanisms._bernoulli import bernoulli_exp_neg, sample_exp_weights
@@ -12,11 +13,6 @@ from skdp.utils._random import _exp_neg_floor
 
 Z = 5.0  # standard errors allowed in the statistical tests below
 TWO_64 = 1 << 64
-
-
-def _binomial_ok(hits, n, p):
-    """``hits`` out of ``n`` within Z binomial standard errors of ``n p``."""
-    return abs(hits - n * p) <= Z * math.sqrt(n * p * (1 - p))
 
 
 @pytest.mark.parametrize(
@@ -29,7 +25,7 @@ def test_bernoulli_exp_neg_probability(numerator, denominator):
     )
     p = math.exp(-numerator / denominator)
     assert draws.dtype == bool and draws.shape == (n,)
-    assert _binomial_ok(draws.sum(), n, p)
+    assert binomial_ok(draws.sum(), n, p, Z)
 
 
 def test_bernoulli_exp_neg_branch_structure(scripted_source):
@@ -71,7 +67,7 @@ def test_bernoulli_exp_neg_python_integers_agree_with_int64():
     for numerator, denominator in ((3, 10), (27, 10)):
         p = math.exp(-numerator / denominator)
         slow = bernoulli_exp_neg(numerator * big, [denominator * big] * n, source)
-        assert _binomial_ok(slow.sum(), n, p)
+        assert binomial_ok(slow.sum(), n, p, Z)
     mixed = bernoulli_exp_neg(
         np.array([3 * big, 3], dtype=object), np.array([10 * big, 10]), source
     )
@@ -90,7 +86,7 @@ def test_forced_python_path_agrees(monkeypatch):
     monkeypatch.setattr(_bernoulli, "_LIMIT", 8)
     n = 20_000
     draws = bernoulli_exp_neg(27, [10] * n, check_random_source(18))
-    assert _binomial_ok(draws.sum(), n, math.exp(-2.7))
+    assert binomial_ok(draws.sum(), n, math.exp(-2.7), Z)
 
 
 def test_sample_exp_weights_probabilities():
@@ -102,7 +98,7 @@ def test_sample_exp_weights_probabilities():
     p = weights / weights.sum()
     counts = np.bincount(draws, minlength=4)
     for i in range(4):
-        assert _binomial_ok(counts[i], n, p[i]), i
+        assert binomial_ok(counts[i], n, p[i], Z), i
     assert isinstance(sample_exp_weights([0, 1], 1, check_random_source(0)), int)
 
 

@@ -5,6 +5,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from _stat_checks import binomial_ok
 
 from skdp.accounting import ExponentialMechanismEvent
 from skdp.mechanisms import _bernoulli, exponential_mechanism
@@ -13,11 +14,6 @@ from skdp.mechanisms._exponential import _exponents, _floor_scaled, _grid_bits
 from skdp.utils import check_random_source
 
 Z = 5.0  # standard errors allowed
-
-
-def _binomial_ok(hits, n, p):
-    """``hits`` out of ``n`` within Z binomial standard errors of ``n p``."""
-    return abs(hits - n * p) <= Z * math.sqrt(n * p * (1 - p))
 
 
 def _exact_floor(score, bits, sensitivity):
@@ -101,7 +97,7 @@ def test_selection_probabilities_at_gaps_3_and_10():
     p /= p.sum()
     counts = np.bincount(draws, minlength=3)
     for i in range(3):  # index 2 has probability 4.3e-5: ~86 expected
-        assert _binomial_ok(counts[i], n, p[i]), i
+        assert binomial_ok(counts[i], n, p[i], Z), i
 
 
 @pytest.mark.parametrize("n_low", [1, 20])  # Python-integer, vectorised path
@@ -146,7 +142,7 @@ def test_huge_scores_use_python_integers():
         for _ in range(n)
     )
     p = math.exp(-1) / (1 + math.exp(-1))
-    assert _binomial_ok(hits, n, p)
+    assert binomial_ok(hits, n, p, Z)
 
 
 def test_one_dominant_candidate_among_100000():

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pytest
+from _data import sphere_rows
 
 from skdp import DPLogisticRegression, PMWSynthesizer
 from skdp.accounting import RDPAccountant
@@ -59,8 +60,7 @@ def test_vector_scale_includes_the_l2_rounding_slack(sensitivity, epsilon, size)
 
 def _logistic_plan(method, n_classes=2, **params):
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(120, 3))
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    X = sphere_rows(rng, 120, 3)
     y = rng.integers(0, n_classes, 120)
     clf = DPLogisticRegression(
         method=method, data_norm=1.0, classes=list(range(n_classes)), **params

@@ -16,6 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from _stat_checks import binomial_ok
 from scipy import stats
 
 from skdp.mechanisms import (
@@ -33,11 +34,6 @@ from skdp.mechanisms._samplers import (
 from skdp.utils import check_random_source
 
 Z = 5.0  # standard errors allowed
-
-
-def _binomial_ok(hits, n, p):
-    """``hits`` out of ``n`` within Z binomial standard errors of ``n p``."""
-    return abs(hits - n * p) <= Z * math.sqrt(n * p * (1 - p))
 
 
 def _laplace_pmf(scale, support):
@@ -84,7 +80,7 @@ def test_discrete_laplace_at_the_callers_scales(scale):
     draws = sample_discrete_laplace(scale, n, check_random_source(31))
     # At these scales P(|Z| >= x scale) = e**-x up to a relative 1/scale.
     for x in (0.25, 1.0, 3.0, 8.0):
-        assert _binomial_ok((np.abs(draws) >= x * scale).sum(), n, math.exp(-x)), x
+        assert binomial_ok((np.abs(draws) >= x * scale).sum(), n, math.exp(-x), Z), x
     # Mean 0, variance 2 scale**2.
     assert abs(draws.mean()) < Z * math.sqrt(2 / n) * scale
 
@@ -117,8 +113,8 @@ def test_discrete_laplace_far_tail_beyond_40_scales(monkeypatch):
     excess = np.abs(draws) - 120
     assert excess.min() >= 0
     for j in (1, 3, 6, 15, 30):
-        assert _binomial_ok((excess >= j).sum(), n, math.exp(-j / 3)), j
-    assert _binomial_ok((draws > 0).sum(), n, 0.5)
+        assert binomial_ok((excess >= j).sum(), n, math.exp(-j / 3), Z), j
+    assert binomial_ok((draws > 0).sum(), n, 0.5, Z)
     # Scale 0.05: 40 scale units is |Z| = 2, beyond the old maximum of 1.
     draws = sample_discrete_laplace(0.05, 1000, check_random_source(34))
     assert (np.abs(draws) >= 2).all()
@@ -158,7 +154,7 @@ def test_discrete_gaussian_at_the_callers_scales(sigma):
     assert abs(draws.var() / sigma**2 - 1) < Z * math.sqrt(2 / n)
     for x in (1.0, 2.0, 3.0, 4.0):
         p = 2 * stats.norm.sf(x)
-        assert _binomial_ok((np.abs(draws) >= x * sigma).sum(), n, p), x
+        assert binomial_ok((np.abs(draws) >= x * sigma).sum(), n, p, Z), x
 
 
 def test_gaussian_parameters_round_sigma_up():
@@ -190,7 +186,7 @@ def test_gaussian_parameters_round_sigma_up():
 def test_bernoulli_exp_neg_square_probability(m, a, b):
     n = 1_000_000
     draws = _bernoulli_exp_neg_square(np.full(n, m), a, b, check_random_source(39))
-    assert _binomial_ok(draws.sum(), n, math.exp(-(m * m) / (a * b)))
+    assert binomial_ok(draws.sum(), n, math.exp(-(m * m) / (a * b)), Z)
 
 
 def test_gaussian_acceptance_far_in_the_tail_is_exact(monkeypatch):

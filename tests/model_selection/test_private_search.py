@@ -253,6 +253,7 @@ def test_only_the_best_trial_is_released():
     assert search.n_features_in_ == 5
 
 
+@pytest.mark.slow
 def test_number_of_trials_follows_the_law():
     """Count the fits that got past their charge: E[K] = mean_trials."""
     X, y = make_data(n=60)

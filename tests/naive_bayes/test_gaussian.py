@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _data import dask_rows
 from sklearn.base import clone
 from sklearn.naive_bayes import GaussianNB
 
@@ -286,11 +287,6 @@ def test_pickle_roundtrip_keeps_predictions():
 
 
 # ------------------------------------------------- one data path: dask input
-def _on_dask(X, y, chunks=700):
-    da = pytest.importorskip("dask.array")
-    return da.from_array(X, chunks=(chunks, 2)), da.from_array(y, chunks=chunks)
-
-
 @pytest.mark.parametrize("n_classes", [1, 2, 3])
 def test_a_dask_fit_releases_the_in_memory_model_bitwise(
     n_classes, dask_sync, assert_same_fit
@@ -299,7 +295,9 @@ def test_a_dask_fit_releases_the_in_memory_model_bitwise(
     # the noise is drawn in the client in the same order.
     X, y = _data(5000, n_features=4, n_classes=n_classes)
     memory = _private(n_classes=n_classes, random_state=3).fit(X, y)
-    on_dask = _private(n_classes=n_classes, random_state=3).fit(*_on_dask(X, y))
+    on_dask = _private(n_classes=n_classes, random_state=3).fit(
+        dask_rows(X, columns=2), dask_rows(y)
+    )
     assert_same_fit(memory, on_dask)
 
 
@@ -353,13 +351,13 @@ def test_dask_input_is_refused_like_memory_input(case, dask_sync, assert_same_re
             warnings.simplefilter("ignore", PrivacyLeakWarning)
             _private(budget=budget, **params).fit(*data)
 
-    assert_same_refusal(fit, (X, y), _on_dask(X, y))
+    assert_same_refusal(fit, (X, y), (dask_rows(X, columns=2), dask_rows(y)))
 
 
 def test_dask_input_needs_declared_bounds(dask_sync):
     X, y = _data(5000)
     with pytest.raises(ValueError, match="needs declared bounds"):
-        DPGaussianNB(classes=[0, 1]).fit(*_on_dask(X, y))
+        DPGaussianNB(classes=[0, 1]).fit(dask_rows(X, columns=2), dask_rows(y))
 
 
 def test_a_dask_fit_never_gathers_the_rows(dask_sync, largest_task_rows):
@@ -368,7 +366,7 @@ def test_a_dask_fit_never_gathers_the_rows(dask_sync, largest_task_rows):
     # dask array with np.asarray would show all 5000).
     X, y = _data(5000)
     with largest_task_rows() as seen:
-        _private().fit(*_on_dask(X, y))
+        _private().fit(dask_rows(X, columns=2), dask_rows(y))
     assert 0 < seen.rows <= 1024
 
 

@@ -1,12 +1,14 @@
 """Processes racing to overspend one budget never overspend it (issue 5)."""
 
-import multiprocessing
 import pickle
 
 import pytest
+from _processes import warm_context
 
 from skdp import BudgetExceededError, PrivacyBudget
 from skdp.accounting import LaplaceEvent
+
+pytestmark = pytest.mark.slow  # processes racing on one ledger
 
 N_PROCESSES = 8
 ATTEMPTS = 10  # per process: 80 attempts of 0.05 against a budget of 2.0
@@ -36,7 +38,7 @@ def test_racing_processes_cannot_overspend(kind, tmp_path):
     budget.spend(LaplaceEvent(EPSILON), label="parent, before the race")
     payload = pickle.dumps(budget)  # an in-memory budget moves to a file here
 
-    ctx = multiprocessing.get_context("spawn")
+    ctx = warm_context(__name__)
     barrier = ctx.Barrier(N_PROCESSES)
     results = ctx.Queue()
     processes = [

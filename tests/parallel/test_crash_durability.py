@@ -6,7 +6,6 @@ whenever, every released label must be in the ledger when it is reopened
 (issue 5).
 """
 
-import multiprocessing
 import os
 import shutil
 import signal
@@ -18,14 +17,16 @@ import time
 from pathlib import Path
 
 import pytest
+from _processes import warm_context
 
 import skdp
 from skdp import BudgetExceededError, PrivacyBudget
 from skdp.accounting import LaplaceEvent, SQLiteLedger
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(signal, "SIGKILL"), reason="needs POSIX signals"
-)
+pytestmark = [
+    pytest.mark.slow,  # processes killed and restarted
+    pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals"),
+]
 
 REPO = Path(skdp.__file__).resolve().parents[1]
 DEADLINE = 120  # seconds to wait for a child to get going (never asserted on)
@@ -71,7 +72,7 @@ def test_spender_killed_inside_a_spend(where, recorded, tmp_path):
     path = tmp_path / "ledger.db"
     budget = PrivacyBudget(1.0, ledger=path)
     budget.spend(LaplaceEvent(0.1), label="kept")
-    child = multiprocessing.get_context("spawn").Process(
+    child = warm_context(__name__).Process(
         target=_spend_and_die, args=(str(path), where)
     )
     child.start()

@@ -1,7 +1,6 @@
 """GridSearchCV spends into one budget whether fits run here, in joblib
 worker processes or on Dask workers (issue 5)."""
 
-import logging
 import math
 import os
 import pickle
@@ -23,7 +22,10 @@ from skdp.utils._sklearn_compat import validate_data
 # Expected, not shown: these tests check the accounting of grid searches over
 # estimators at their defaults, whose fits read data_norm and classes from
 # the data and say so (the leak warning itself is tested elsewhere).
-pytestmark = pytest.mark.filterwarnings("ignore::skdp.exceptions.PrivacyLeakWarning")
+pytestmark = [
+    pytest.mark.slow,  # grids in worker processes
+    pytest.mark.filterwarnings("ignore::skdp.exceptions.PrivacyLeakWarning"),
+]
 
 
 EPSILONS = [0.1, 0.2, 0.3]
@@ -162,31 +164,12 @@ def test_grid_search_in_worker_processes_records_every_fit(cls, budget):
         assert _pids(budget) - {os.getpid()}, "no fit ran in a worker process"
 
 
-@pytest.fixture(scope="module")
-def dask_client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(
-        processes=True,
-        n_workers=2,
-        threads_per_worker=1,
-        dashboard_address=":0",
-        silence_logs=logging.ERROR,
-    )
-    client = distributed.Client(cluster, timeout="60s")
-    try:
-        client.wait_for_workers(2, timeout=60)
-        yield client
-    finally:
-        client.close()
-        cluster.close()
-
-
 @pytest.mark.parametrize("cls", _estimators())
-def test_grid_search_on_dask_workers_records_every_fit(cls, budget, dask_client):
+def test_grid_search_on_dask_workers_records_every_fit(cls, budget, dask_cluster):
     grid, X, y = _run_grid(cls, budget, n_jobs=None, backend="dask")
     _assert_all_recorded(budget, grid, cls, X, y)
     if cls is ToyPrivateClassifier:
-        workers = dask_client.run(os.getpid)  # {address: pid}
+        workers = dask_cluster.run(os.getpid)  # {address: pid}
         assert _pids(budget) & set(workers.values()), "no fit ran on a Dask worker"
 
 

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _data import dask_rows
 from scipy import sparse
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
@@ -216,11 +217,6 @@ def test_feature_names_pandas_and_column_transformer():
 
 
 # ------------------------------------------------- one data path: dask input
-def _on_dask(X, chunks=700):
-    da = pytest.importorskip("dask.array")
-    return da.from_array(X, chunks=(chunks, 1))
-
-
 @pytest.mark.parametrize("encode", ["ordinal", "onehot"])
 def test_a_uniform_dask_fit_releases_the_in_memory_binner(
     encode, dask_sync, assert_same_fit
@@ -230,7 +226,7 @@ def test_a_uniform_dask_fit_releases_the_in_memory_binner(
     X = _data(5000)
     params = dict(n_bins=[3, 7], strategy="uniform", encode=encode, bounds=BOUNDS)
     memory = DPKBinsDiscretizer(**params).fit(X)
-    on_dask = DPKBinsDiscretizer(**params).fit(_on_dask(X))
+    on_dask = DPKBinsDiscretizer(**params).fit(dask_rows(X, columns=1))
     assert_same_fit(memory, on_dask)
     got, want = on_dask.transform(X[:50]), memory.transform(X[:50])
     if encode == "onehot":
@@ -255,7 +251,7 @@ def test_dask_input_is_refused_like_memory_input(case, dask_sync, assert_same_re
     def fit(data, budget):
         DPKBinsDiscretizer(strategy="uniform", bounds=BOUNDS, budget=budget).fit(data)
 
-    assert_same_refusal(fit, X, _on_dask(X))
+    assert_same_refusal(fit, X, dask_rows(X, columns=1))
 
 
 def test_quantile_edges_refuse_dask_input_and_say_why(dask_sync):
@@ -264,11 +260,15 @@ def test_quantile_edges_refuse_dask_input_and_say_why(dask_sync):
     # anything is read or charged.
     budget = PrivacyBudget(10.0)
     with pytest.raises(TypeError, match="sorted values.*strategy='uniform'"):
-        DPKBinsDiscretizer(bounds=BOUNDS, budget=budget).fit(_on_dask(_data(5000)))
+        DPKBinsDiscretizer(bounds=BOUNDS, budget=budget).fit(
+            dask_rows(_data(5000), columns=1)
+        )
     assert budget.ledger == []
 
 
 def test_a_dask_fit_never_gathers_the_rows(dask_sync, largest_task_rows):
     with largest_task_rows() as seen:
-        DPKBinsDiscretizer(strategy="uniform", bounds=BOUNDS).fit(_on_dask(_data(5000)))
+        DPKBinsDiscretizer(strategy="uniform", bounds=BOUNDS).fit(
+            dask_rows(_data(5000), columns=1)
+        )
     assert 0 < seen.rows <= 1024  # a fit that gathered X would show 5000

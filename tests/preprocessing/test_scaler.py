@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _data import dask_rows
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.preprocessing import StandardScaler
@@ -139,11 +140,6 @@ def _large(n=5000):
     return np.random.default_rng(1).uniform(-0.5, 1.5, size=(n, 2)) * [1, 10]
 
 
-def _on_dask(X, chunks=700):
-    da = pytest.importorskip("dask.array")
-    return da.from_array(X, chunks=(chunks, 1))
-
-
 @pytest.mark.parametrize(
     "params", [{}, {"with_std": False}, {"with_mean": False}, {"epsilon": 50.0}]
 )
@@ -153,7 +149,9 @@ def test_a_dask_fit_releases_the_in_memory_scaler_bitwise(
     # skdp.tools' moments: clipped sums about the bounds' midpoints, one pass.
     X = _large()
     memory = DPStandardScaler(bounds=BOUNDS, random_state=3, **params).fit(X)
-    on_dask = DPStandardScaler(bounds=BOUNDS, random_state=3, **params).fit(_on_dask(X))
+    on_dask = DPStandardScaler(bounds=BOUNDS, random_state=3, **params).fit(
+        dask_rows(X, columns=1)
+    )
     assert_same_fit(memory, on_dask)
 
 
@@ -175,19 +173,19 @@ def test_dask_input_is_refused_like_memory_input(case, dask_sync, assert_same_re
     def fit(data, budget):
         DPStandardScaler(bounds=BOUNDS, budget=budget).fit(data)
 
-    assert_same_refusal(fit, X, _on_dask(X))
+    assert_same_refusal(fit, X, dask_rows(X, columns=1))
 
 
 def test_dask_input_needs_declared_bounds(dask_sync):
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)  # nothing is read
         with pytest.raises(ValueError, match="needs declared bounds"):
-            DPStandardScaler().fit(_on_dask(_large()))
+            DPStandardScaler().fit(dask_rows(_large(), columns=1))
 
 
 def test_a_dask_fit_never_gathers_the_rows(dask_sync, largest_task_rows):
     with largest_task_rows() as seen:
-        DPStandardScaler(bounds=BOUNDS).fit(_on_dask(_large()))
+        DPStandardScaler(bounds=BOUNDS).fit(dask_rows(_large(), columns=1))
     assert 0 < seen.rows <= 1024  # a fit that gathered X would show 5000
 
 

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from _data import marginal_counts
 
 from skdp import PMWSynthesizer, PrivacyBudget
 from skdp.accounting import (
@@ -25,13 +26,6 @@ from skdp.synthesis._plan import (
 )
 from skdp.synthesis._schedule import RoundSchedule
 from skdp.utils import check_random_source
-
-
-def _counts(codes, clique, sizes):
-    """Counts of a marginal of encoded rows, by bincount (the test's oracle)."""
-    shape = [sizes[a] for a in clique]
-    flat = np.ravel_multi_index(tuple(codes[:, a] for a in clique), shape)
-    return np.bincount(flat, minlength=math.prod(shape)).reshape(shape).astype(float)
 
 
 def _zcdp(event):
@@ -179,7 +173,10 @@ def test_weighted_score_sensitivity_under_replace_one():
         for c in candidates:
             score = [
                 weights[c]
-                * (np.abs(_counts(x, c, sizes).ravel() / n - models[c]).sum() - penalty)
+                * (
+                    np.abs(marginal_counts(x, c, sizes).ravel() / n - models[c]).sum()
+                    - penalty
+                )
                 for x in (codes, other)
             ]
             assert abs(score[0] - score[1]) <= weights[c] * 2 / n + 1e-12
@@ -277,7 +274,7 @@ def test_adaptive_is_accurate_at_large_epsilon():
         random_state=0,
     ).fit(X)
     for c in [(0, 1), (2, 3), (0, 3)]:
-        truth = _counts(X, c, (4, 4, 3, 3)) / len(X)
+        truth = marginal_counts(X, c, (4, 4, 3, 3)) / len(X)
         # Measured almost exactly: L1 error well below that of independence.
         assert np.abs(synth.marginal(list(c)) - truth).sum() < 0.03
 

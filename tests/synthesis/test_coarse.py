@@ -6,11 +6,12 @@ estimation must fit the model's coarse table to its measurement.
 """
 
 import itertools
-import math
 import pickle
+from functools import partial
 
 import numpy as np
 import pytest
+from _data import marginal_counts
 
 from skdp.accounting import PrivacyBudget
 from skdp.synthesis import PMWSynthesizer
@@ -28,10 +29,7 @@ SIZES = (7, 3, 5)
 VIEW = CoarseMarginal((0, 2), ((0, 3, 6), (0, 2)))
 
 
-def _counts(rows, clique):
-    shape = [SIZES[a] for a in clique]
-    flat = np.ravel_multi_index(tuple(rows[:, a] for a in clique), shape)
-    return np.bincount(flat, minlength=math.prod(shape)).reshape(shape).astype(float)
+_counts = partial(marginal_counts, sizes=SIZES)  # the oracle on SIZES
 
 
 def test_the_view_adds_up_groups_of_consecutive_codes():
@@ -192,10 +190,7 @@ def test_the_model_fits_a_precise_coarse_measurement():
         assert np.abs(data - model).sum() < 0.02
 
 
-def _counts_of(X, clique):
-    sizes = [len(CATEGORIES[a]) for a in clique]
-    flat = np.ravel_multi_index(tuple(X[:, a] for a in clique), sizes)
-    return np.bincount(flat, minlength=math.prod(sizes)).reshape(sizes).astype(float)
+_counts_of = partial(marginal_counts, sizes=SIZES_WIDE)
 
 
 def test_the_dask_fit_with_coarse_marginals_is_the_in_memory_fit():

@@ -98,7 +98,9 @@ def test_elimination_split_by_value_is_exact_and_bounded(monkeypatch, limit):
             tree.marginal(triple), dense.marginal(triple), atol=1e-12
         )
         assert len(built) > 1  # split
-        unsplit = original(tree._subtree_factors(set(triple)), triple, SIZES, True)[1]
+        unsplit = original(
+            tree._subtree_factors(set(triple)), triple, tree.attributes, True
+        )[1]
         assert max(built) < unsplit
 
 

@@ -179,18 +179,8 @@ def test_refusals_are_the_same_in_memory_and_on_dask(problem, error, match):
     assert messages["dask frame"] == messages["pandas"]
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0"
-    )
-    with cluster, distributed.Client(cluster) as client:
-        yield client
-
-
 @pytest.mark.slow
-def test_a_distributed_cluster_gives_the_same_fit_and_samples(client):
+def test_a_distributed_cluster_gives_the_same_fit_and_samples(dask_cluster):
     frame = _frame(seed=2)
     reference = _synth(True).fit(_array(frame))
     for X, array in [

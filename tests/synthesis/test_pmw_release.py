@@ -57,6 +57,7 @@ def test_infeasible_parameters_fail_before_the_charge(params, match):
     assert budget.ledger == []
 
 
+@pytest.mark.slow
 def test_many_declared_categories_plan_their_memory():
     """Finding 8: two columns of 10**5 categories needed 7 TiB (all 2-way
     marginals counted up front). Marginals beyond the model size are never
@@ -71,6 +72,7 @@ def test_many_declared_categories_plan_their_memory():
     assert all(len(base_clique(view)) == 1 for view in synth.selected_)
 
 
+@pytest.mark.slow
 def test_fine_bins_fit():
     X = np.random.default_rng(0).uniform(size=(200, 2))
     synth = PMWSynthesizer(bounds=(0, 1), n_bins=10**6, n_rounds=1, random_state=0)
@@ -142,6 +144,7 @@ def test_output_format_follows_the_domains_not_the_draws():
     assert synth.sample(5).dtype == np.float64
 
 
+@pytest.mark.slow
 def test_memory_of_the_model_and_marginals_is_planned():
     """A raised max_model_size admitted a 2000**3-cell marginal, counted after
     the charge (60 GiB)."""

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from _data import marginal_counts
 
 from skdp import BudgetExceededError, PMWSynthesizer, PrivacyBudget
 from skdp.accounting import (
@@ -18,13 +19,6 @@ from skdp.synthesis import _loop
 from skdp.synthesis._loop import _measure
 from skdp.synthesis._plan import plan_measurement, plan_privacy
 from skdp.utils import check_random_source
-
-
-def _counts(codes, clique, sizes):
-    """Counts of a marginal of encoded rows, by bincount (the test's oracle)."""
-    shape = [sizes[a] for a in clique]
-    flat = np.ravel_multi_index(tuple(codes[:, a] for a in clique), shape)
-    return np.bincount(flat, minlength=math.prod(shape)).reshape(shape).astype(float)
 
 
 @pytest.mark.parametrize("epsilon", [0.3, 1.0, 3.0])
@@ -60,7 +54,10 @@ def test_marginal_and_query_sensitivities_under_replace_one():
         other = codes.copy()
         other[rng.integers(n)] = rng.integers(0, sizes)
         for clique in [(0,), (0, 1), (0, 1, 2)]:
-            diff = (_counts(codes, clique, sizes) - _counts(other, clique, sizes)) / n
+            diff = (
+                marginal_counts(codes, clique, sizes)
+                - marginal_counts(other, clique, sizes)
+            ) / n
             assert np.abs(diff).sum() <= 2 / n + 1e-12
             assert np.sqrt((diff**2).sum()) <= math.sqrt(2) / n + 1e-12
         hist = [
@@ -69,7 +66,7 @@ def test_marginal_and_query_sensitivities_under_replace_one():
         ]
         assert abs(query @ (hist[0] - hist[1])) <= 1 / n + 1e-12
         scores = [
-            np.abs(_counts(c, (0, 1), sizes) / n - model_marginal).sum()
+            np.abs(marginal_counts(c, (0, 1), sizes) / n - model_marginal).sum()
             for c in (codes, other)
         ]
         assert abs(scores[0] - scores[1]) <= 2 / n + 1e-12

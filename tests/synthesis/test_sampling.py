@@ -7,9 +7,12 @@ run of its attributes; every count unbiased; and for every node an L1
 distance to ``n p`` below the number of cells on its path from the root.
 """
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import pytest
+from _data import marginal_counts
 from small_models import CLIQUES, SIZES, small_models
 
 from skdp.accounting import PrivacyBudget
@@ -21,11 +24,7 @@ from skdp.synthesis._models import (
     _systematic_counts,
 )
 
-
-def _counts(codes, clique):
-    sizes = [SIZES[a] for a in clique]
-    flat = np.ravel_multi_index(tuple(codes[:, a] for a in clique), sizes)
-    return np.bincount(flat, minlength=int(np.prod(sizes))).reshape(sizes)
+_counts = partial(marginal_counts, sizes=SIZES)  # the oracle on SIZES
 
 
 def test_systematic_counts_round_every_cell_and_keep_the_totals():

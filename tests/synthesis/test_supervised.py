@@ -302,6 +302,7 @@ def test_string_labels_and_probability_columns():
     assert np.array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(X))
 
 
+@pytest.mark.slow
 def test_dataframes_with_missing_values():
     rng = np.random.default_rng(0)
     n = 800

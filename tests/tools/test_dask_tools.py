@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _data import dask_rows
 
 from skdp import tools
 from skdp.accounting import PrivacyBudget
@@ -26,17 +27,11 @@ dask = pytest.importorskip("dask")
 N = 5000  # five canonical blocks of 1024 rows: the tree adds several
 
 
-@pytest.fixture(autouse=True)
-def synchronous(dask_sync):
-    yield
+pytestmark = pytest.mark.usefixtures("dask_sync")
 
 
 def _data(n=N):
     return np.random.default_rng(0).normal(size=(n, 3)) * 2
-
-
-def _dask(x, chunks=700):  # chunks that are not the canonical blocks
-    return da.from_array(x, chunks=(chunks,) + x.shape[1:])
 
 
 @pytest.mark.parametrize("name", ["mean", "sum", "var", "std"])
@@ -54,7 +49,7 @@ def test_moments_of_a_chunked_array_equal_the_numpy_release(name, axis):
 def test_one_dimensional_three_dimensional_and_dataframe_input():
     x = _data()
     one = tools.mean(x[:, 0], epsilon=5.0, bounds=(-3, 3), random_state=2)
-    got = tools.mean(_dask(x[:, 0]), bounds=(-3, 3), epsilon=5.0, random_state=2)
+    got = tools.mean(dask_rows(x[:, 0]), bounds=(-3, 3), epsilon=5.0, random_state=2)
     assert isinstance(got, float) and got == one
     cube = x.reshape(N, 3, 1) * [1.0, 0.5]
     kwargs = dict(axis=0, bounds=(-3, 3), random_state=4)
@@ -69,7 +64,7 @@ def test_one_dimensional_three_dimensional_and_dataframe_input():
 
 def test_counts_and_histograms_equal_the_numpy_release():
     x = _data()
-    dx = _dask(x)
+    dx = dask_rows(x)
     for axis in (None, 0):
         assert np.array_equal(
             tools.count(dx > 0.5, axis=axis, random_state=4),
@@ -90,7 +85,7 @@ def test_counts_and_histograms_equal_the_numpy_release():
 
 def test_unknown_chunk_sizes_are_computed_before_the_charge():
     x = _data()
-    dx = _dask(x)
+    dx = dask_rows(x)
     kept = dx[dx[:, 0] > -100]  # every row, chunk sizes unknown
     assert np.isnan(kept.shape[0])
     assert tools.sum(kept, bounds=(-3, 3), random_state=7) == tools.sum(
@@ -108,7 +103,7 @@ def test_one_charge_and_the_exact_pass_after_it(monkeypatch):
         return exact(*args)
 
     monkeypatch.setattr(_moments, "exact_moments", spy)
-    tools.mean(_dask(_data()), bounds=(-3, 3), budget=budget)
+    tools.mean(dask_rows(_data()), bounds=(-3, 3), budget=budget)
     assert seen == [1] and len(budget.ledger) == 1
 
 
@@ -139,7 +134,7 @@ def test_dask_input_is_refused_as_numpy_input_with_the_same_message(
     name, bad, assert_same_refusal
 ):
     x = bad(_data())
-    kind, message = assert_same_refusal(CALLS[name], x, _dask(x))
+    kind, message = assert_same_refusal(CALLS[name], x, dask_rows(x))
     assert kind is ValueError and message
 
 
@@ -169,7 +164,7 @@ def test_what_dask_input_never_does_is_refused_before_the_charge(call, error, ma
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)  # nothing is read
         with pytest.raises(error, match=match):
-            call(_dask(_data()), budget)
+            call(dask_rows(_data()), budget)
     assert len(budget.ledger) == 0
 
 
@@ -184,7 +179,7 @@ def test_what_dask_input_never_does_is_refused_before_the_charge(call, error, ma
 def test_no_task_ever_holds_all_the_rows(call, largest_task_rows):
     x = _data()
     with largest_task_rows() as seen:
-        call(_dask(x))
+        call(dask_rows(x))
     # The blocks: the input's 700-row chunks and the canonical 1024-row blocks.
     assert 0 < seen.rows <= 1024 < N
 

@@ -3,6 +3,7 @@ from decimal import Decimal, getcontext
 
 import numpy as np
 import pytest
+from _stat_checks import binomial_ok
 from scipy import stats
 
 from skdp.mechanisms import gaussian_mechanism, laplace_mechanism
@@ -62,11 +63,6 @@ Z = 5.0  # standard errors allowed in the statistical tests below
 TWO_64 = 1 << 64
 
 
-def _binomial_ok(hits, n, p):
-    """``hits`` out of ``n`` within Z binomial standard errors of ``n p``."""
-    return abs(hits - n * p) <= Z * math.sqrt(n * p * (1 - p))
-
-
 def test_integers_below_is_uniform():
     source = check_random_source(10)
     n = 210_000
@@ -98,7 +94,7 @@ def test_integers_below_rejects_the_partial_block(scripted_source):
 def test_bits_are_fair(scripted_source):
     bits = check_random_source(11).bits(100_001)
     assert bits.shape == (100_001,) and bits.dtype == bool
-    assert _binomial_ok(bits.sum(), bits.size, 0.5)
+    assert binomial_ok(bits.sum(), bits.size, 0.5, Z)
     # The documented order: the lowest byte first, its top bit first.
     first = scripted_source([0x80 | (1 << 8)]).bits(16)
     assert first.tolist() == [True] + [False] * 14 + [True]
@@ -116,7 +112,7 @@ def test_geometric_has_the_exact_tail():
     k = geometric_exp_neg_one(n, check_random_source(12))
     # P(K >= j) = e**-j; per-point binomial standard errors.
     for j in range(13):
-        assert _binomial_ok((k >= j).sum(), n, math.exp(-j)), j
+        assert binomial_ok((k >= j).sum(), n, math.exp(-j), Z), j
 
 
 def test_geometric_resolves_ties_and_deep_tails_exactly(scripted_source):
@@ -165,7 +161,7 @@ def test_exponential_has_an_unbounded_tail(scripted_source):
     n = 400_000
     e = check_random_source(14).exponential(n)
     for x in (0.5, 1.0, 2.5, 5.0, 9.0):
-        assert _binomial_ok((e > x).sum(), n, math.exp(-x)), x
+        assert binomial_ok((e > x).sum(), n, math.exp(-x), Z), x
     assert stats.kstest(e[:50_000], "expon").pvalue > 1e-4
 
 

@@ -12,7 +12,6 @@ importing scikit-learn eight times; each child receives the budget pickled
 """
 
 import json
-import multiprocessing
 import os
 import pickle
 import shutil
@@ -21,18 +20,13 @@ import sqlite3
 import uuid
 
 import pytest
+from _processes import warm_context
 
 from skdp import BudgetExceededError, LedgerError, PrivacyBudget
 from skdp.accounting import LaplaceEvent, SQLiteLedger
 
 DEADLINE = 120  # seconds to wait for children (never asserted on)
 N_PROCESSES = 8
-
-
-def _context():
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["skdp.accounting", __name__])
-    return ctx
 
 
 # -- the two backends, and raw access to their storage for tampering --------
@@ -215,7 +209,7 @@ def _race(budget, barrier, results, attempts):
 @pytest.mark.slow  # eight processes: a few seconds, more on a loaded machine
 def test_racing_processes_never_overspend(backend):
     budget = PrivacyBudget(1.0, ledger=backend.new_spec())
-    ctx = _context()
+    ctx = warm_context(__name__)
     barrier, results = ctx.Barrier(N_PROCESSES), ctx.Queue()
     children = [
         ctx.Process(target=_race, args=(budget, barrier, results, 3))
@@ -258,7 +252,9 @@ def test_killed_client_loses_no_committed_spend(backend, tmp_path):
     spec = backend.new_spec()
     budget = PrivacyBudget(1.0, ledger=spec)
     released = tmp_path / "released.log"
-    child = _context().Process(target=_spend_then_die, args=(budget, released))
+    child = warm_context(__name__).Process(
+        target=_spend_then_die, args=(budget, released)
+    )
     child.start()
     child.join(timeout=DEADLINE)
     assert child.exitcode == -signal.SIGKILL
@@ -394,7 +390,7 @@ def _lost_wal(backend, spec):
             if os.path.exists(spec + suffix):
                 os.remove(spec + suffix)
         if journal_mode == "delete":
-            ctx = _context()
+            ctx = warm_context(__name__)
             results = ctx.Queue()
             child = ctx.Process(target=_try_spend, args=(spec, 0.6, results))
             child.start()
@@ -414,7 +410,7 @@ def _older_entries(backend, spec):
     restored from an older dump no longer reaches the recorded head.
     """
     if backend.name == "sqlite":
-        child = _context().Process(target=_spend_and_crash, args=(spec,))
+        child = warm_context(__name__).Process(target=_spend_and_crash, args=(spec,))
         child.start()
         child.join(timeout=DEADLINE)
         assert child.exitcode == -signal.SIGKILL

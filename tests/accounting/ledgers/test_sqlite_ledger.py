@@ -617,6 +617,7 @@ def test_unreachable_temporary_ledger_says_how_to_fix_it():
         copy_.spend(LaplaceEvent(0.1))
 
 
+@pytest.mark.slow
 def test_temporary_ledger_is_removed_when_its_process_exits():
     code = (
         "import pickle; from skdp import PrivacyBudget; b = PrivacyBudget(1.0); "
@@ -695,6 +696,7 @@ print([e.label for e in budget.ledger])
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
+@pytest.mark.slow
 def test_forked_child_spends_into_the_parent_or_refuses(kind, path):
     out = subprocess.run(
         [sys.executable, "-c", FORK_SCRIPT, str(path) if kind == "sqlite" else ""],

@@ -8,7 +8,6 @@ and left exactly as it was: treating it as new would grant the whole budget
 again.
 """
 
-import multiprocessing
 import os
 import random
 import sqlite3
@@ -17,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _processes import warm_context
 
 import skdp
 from skdp import LedgerError, PrivacyBudget
@@ -195,8 +195,7 @@ def _create_and_spend(path, barrier, results):
 
 @pytest.mark.slow  # four processes, five races
 def test_processes_creating_one_new_ledger_at_once_share_it(tmp_path):
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["skdp.accounting", __name__])
+    ctx = warm_context(__name__)
     n_processes = 4
     for race in range(5):
         path = str(tmp_path / f"race-{race}.db")
