@@ -16,9 +16,17 @@ Part 2 runs the hostile and fault test modules with pytest and prints how
 many passed, failed and skipped (the fault tests skip, saying why, where a
 tmpfs cannot be mounted or no PostgreSQL server can be started).
 
-Run from the repository root::
+Part 3 counts the faults of ``tests/parallel/test_random_kills.py``, which
+reports each kill (through ``SKDP_FAULT_COUNTS``): faults injected,
+survived (the ledger reopened with every reported spend, within its
+limit), refused on opening with ``LedgerError``, spends lost and
+overspends. Every other fault test injects its fault(s) and asserts the
+same outcome; it counts as passed or failed in part 2.
 
-    python benchmarks/hostile_counts.py            # about a minute
+Run from the repository root (``SKDP_TEST_POSTGRES_URL`` names a server for
+the PostgreSQL faults; without it the tests start one if they can)::
+
+    python benchmarks/hostile_counts.py            # a few minutes
     python benchmarks/hostile_counts.py --no-pytest
 """
 
@@ -26,9 +34,12 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -39,6 +50,7 @@ FAULT_TESTS = [
     "tests/test_hostile_generated.py",
     "tests/parallel/test_full_disk.py",
     "tests/parallel/test_crash_durability.py",
+    "tests/parallel/test_random_kills.py",
     "tests/accounting/ledgers/test_sqlite_ledger_existing_files.py",
     "tests/accounting/ledgers/test_postgres_ledger.py",
 ]
@@ -118,12 +130,15 @@ def main(argv=None):
     print()
     print("| test module | passed | failed | skipped |")
     print("|---|---:|---:|---:|")
+    reports = Path(tempfile.mkdtemp()) / "faults.jsonl"
+    env = dict(os.environ, SKDP_FAULT_COUNTS=str(reports))
     for module in FAULT_TESTS:
         run = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", module],
             cwd=ROOT,
             capture_output=True,
             text=True,
+            env=env,
         )
         tail = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else ""
         found = {
@@ -136,6 +151,29 @@ def main(argv=None):
             f"{found.get('skipped', 0)} |",
             flush=True,
         )
+    _print_faults(reports)
+
+
+def _print_faults(reports):
+    """Part 3: the per-fault counts the fault tests reported."""
+    rows = []
+    if reports.exists():
+        rows = [json.loads(line) for line in reports.read_text().splitlines()]
+    print()
+    print(
+        "| fault | ledger | injected | survived | refused on opening | "
+        "lost spends | overspends |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|")
+    keys = ("injected", "survived", "refused_on_opening", "lost_spends", "overspends")
+    for row in rows:
+        print(
+            f"| {row['fault']} | {row['ledger']} | "
+            + " | ".join(str(row[key]) for key in keys)
+            + " |"
+        )
+    total = {key: sum(row[key] for row in rows) for key in keys}
+    print("| total | | " + " | ".join(str(total[key]) for key in keys) + " |")
 
 
 if __name__ == "__main__":

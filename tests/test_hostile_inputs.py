@@ -853,11 +853,19 @@ def test_ledger_file_deleted_while_in_use_is_not_silently_forgotten(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "method", ["objective", pytest.param("gradient", marks=pytest.mark.slow)]
+    "method",
+    [
+        "objective",
+        pytest.param("output", marks=pytest.mark.slow),
+        pytest.param("gradient", marks=pytest.mark.slow),
+    ],
 )
 def test_a_hundred_thousand_classes_do_not_need_their_square(method):
     # The softmax noise went through scipy's K x K Helmert matrix after the
     # charge: 75 GiB at 1e5 classes (issue 26). It is applied in O(K d) now.
+    # Output perturbation then ran for more than 10 minutes (Newton's line
+    # search could not see its decrease under the value's rounding); it
+    # certifies in 7 Newton steps now.
     from skdp.linear_model import DPLogisticRegression
 
     X, y = estimator_data(DPLogisticRegression())
@@ -867,6 +875,57 @@ def test_a_hundred_thousand_classes_do_not_need_their_square(method):
     est.fit(X, y)
     assert est.coef_.shape == (100_000, 3) and np.all(np.isfinite(est.coef_))
     assert len(budget.ledger) == 1
+
+
+@pytest.mark.parametrize("batch_size", [256, "full"], ids=["dpsgd", "full-batch"])
+def test_many_classes_beyond_memory_are_refused_before_the_gradient_charge(
+    monkeypatch, batch_size
+):
+    # DP-SGD with classes=range(10**7) on 40 rows was charged, then held
+    # more than 13 GB (per-call margins of rows x classes) until the
+    # machine killed it (issue 26). The plan now counts a step's memory.
+    # Here a 32 MiB limit stands for the machine and 10**5 classes for 10**7.
+    from skdp.linear_model import DPLogisticRegression
+    from skdp.utils import _feasibility
+
+    monkeypatch.setattr(_feasibility, "available_memory", lambda: 2**25)
+    X, y = estimator_data(DPLogisticRegression())
+    est, budget = _with_budget(
+        DPLogisticRegression(method="gradient", data_norm=1.0, batch_size=batch_size),
+        classes=range(100_000),
+    )
+    _fails_cleanly(est, budget, X, y, MemoryError, "gradient step.*nothing was charged")
+
+
+def test_constant_huge_data_is_refused_by_naive_bayes_before_the_charge():
+    # Bounds read from constant data near 1e300 gave DPGaussianNB var_ == 0
+    # and NaN probabilities (issue 26); the range read is refused now.
+    from skdp.naive_bayes import DPGaussianNB
+
+    est, budget = _with_budget(DPGaussianNB())
+    X, y = estimator_data(est)
+    X = np.full_like(X, 1e300)
+    _fails_cleanly(est, budget, X, y, ValueError, r"beyond 1e\+150")
+
+
+def test_a_huge_huber_width_gives_a_finite_model():
+    # huber_h=1e300 raised OverflowError (34, 'Numerical result out of
+    # range') on an older main (issue 26): a finite model or a refusal
+    # naming huber_h, never an overflow.
+    from skdp.linear_model import DPLinearSVC
+
+    est, budget = _with_budget(
+        DPLinearSVC(data_norm=1.0, classes=[0, 1]), huber_h=1e300
+    )
+    X, y = estimator_data(est)
+    try:
+        est.fit(X, y)
+    except ValueError as error:
+        assert "huber_h" in str(error)
+        assert budget.ledger == []
+    else:
+        assert np.all(np.isfinite(est.coef_)) and np.all(np.isfinite(est.intercept_))
+        assert len(budget.ledger) == 1
 
 
 def test_the_round_limit_can_be_raised_by_the_environment(monkeypatch):

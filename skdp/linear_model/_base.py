@@ -43,7 +43,7 @@ from ..utils._sklearn_compat import (
 )
 from ._dask_input import ValidatedInput, prepare_dask_input
 from ._dpsgd import plan_dpsgd, run_dpsgd
-from ._forecast import warn_if_noise_swamps_scores
+from ._forecast import warn_if_noise_swamps_learning, warn_if_noise_swamps_scores
 from ._full_batch import (
     DPSGD,
     FULL_BATCH_GD,
@@ -303,6 +303,15 @@ class _BaseDPLinear(PrivateEstimatorMixin):
                 epochs=int(self.epochs),
                 **gradient,
                 **common,
+            )
+        if self.method != "output":
+            warn_if_noise_swamps_learning(
+                f"{type(self).__name__}(method={self.method!r})",
+                method_plan,
+                n_features=n_coef,
+                n_samples=n_samples,
+                epsilon=float(self.epsilon),
+                loss=loss,
             )
         delta = prepared.delta
         if isinstance(method_plan.event, PureDPEvent):

@@ -30,9 +30,9 @@ from ..mechanisms._additive import (
     lattice_shift_bound,
     subsampled_gaussian_event,
 )
-from ..utils._feasibility import check_rounds
+from ..utils._feasibility import check_memory, check_rounds
 from ..utils._random import check_random_source
-from ..utils._row_source import row_source
+from ..utils._row_source import SUBSAMPLE_CALL_ROWS, row_source
 from ._feasibility import check_magnitudes
 from ._losses import MARGIN_NOISE_STD, LogisticLoss, MarginLoss
 from ._problems import blas_single_thread
@@ -290,6 +290,39 @@ def _sum_bound(n_samples: int, clip: float) -> float:
 NOISE_BLOCK_STEPS = 64
 NOISE_BLOCK_ENTRIES = 2**20
 
+#: Arrays of the coefficients' shape (``n_models x d``) a gradient step
+#: holds at once, counted generously: the iterate, its average, the
+#: clipped sum, its noise, the noisy sum, the gradient and the step's
+#: temporaries.
+_COEFFICIENT_COPIES = 12
+#: Arrays of a call's ``rows x n_models`` (margins, targets, slopes and
+#: their temporaries) and of its ``rows x d`` (the bounded rows) held at
+#: once.
+_CALL_COPIES = 8
+
+
+def check_gradient_memory(
+    what: str, n_models: int, n_features: int, call_rows: int
+) -> None:
+    """Refuse, before the charge, a gradient step beyond this machine's memory.
+
+    A step of DP-SGD or full-batch descent holds a dozen arrays of the
+    coefficients' shape and, per call of the clipped-gradient sum
+    (:func:`clipped_rows_sum`, on at most ``call_rows`` rows), a few of
+    ``call_rows x n_models`` numbers: with many classes these dominate
+    (issue 26: ``classes=range(10**7)`` on 40 rows took more than 13 GB
+    after the charge). All counts are public.
+    """
+    n_bytes = 8.0 * (
+        _COEFFICIENT_COPIES * n_models * n_features
+        + _CALL_COPIES * call_rows * (n_models + n_features)
+    )
+    check_memory(
+        n_bytes,
+        f"{what} ({n_models} x {n_features} coefficients, {call_rows} rows a call)",
+        "use fewer classes or features, or the exact methods for many classes",
+    )
+
 
 def plan_dpsgd(
     *,
@@ -342,6 +375,12 @@ def plan_dpsgd(
     )
     check_magnitudes(
         "DP-SGD", C=C, R=row_norm, **{"n_samples * C * R": n_samples * C * row_norm}
+    )
+    check_gradient_memory(
+        "A DP-SGD step",
+        n_models,
+        n_features,
+        min(n_samples, SUBSAMPLE_CALL_ROWS),
     )
     shape = LogisticLoss() if loss is None else loss
     clip = max_grad_norm

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..utils._feasibility import check_magnitudes, check_memory
+from ..utils._feasibility import check_magnitudes, check_memory, check_work
 from ._newton import MAX_CONDITION, SolverPlan
 
 __all__ = ["check_magnitudes", "check_solver"]
@@ -17,9 +17,13 @@ _BLOCK_COPIES = 4
 
 
 def check_solver(
-    solver: SolverPlan, n_classes: int, n_features: int, sparse: bool = False
+    solver: SolverPlan,
+    n_classes: int,
+    n_features: int,
+    sparse: bool = False,
+    linear_norm: float = 0.0,
 ) -> None:
-    """Magnitudes and memory of the exact methods' solve.
+    """Magnitudes, memory and work of the exact methods' solve.
 
     Up to ``MAX_DENSE_HESSIAN`` coefficients the solve forms a dense Hessian
     of ``(K d)**2`` numbers (with its Cholesky factor and a copy); beyond,
@@ -32,6 +36,12 @@ def check_solver(
     dozen vectors of ``B K`` (for ``sparse`` rows, copies of the block's
     stored entries instead, which the input already holds). Every count
     here is public (``n``, ``d``, ``K``, ``B``, the input's format).
+
+    The work is :meth:`~skdp.linear_model._newton.SolverPlan.work_bound`
+    for each of the solves (one, or ``K`` one-vs-rest models), with
+    ``linear_norm`` a bound on the perturbation's norm (0 for output
+    perturbation), checked against
+    :func:`~skdp.utils._feasibility.max_work`.
     """
     size = n_features * (1 if n_classes == 2 else n_classes)
     n_outputs = 1 if n_classes == 2 else n_classes
@@ -65,9 +75,17 @@ def check_solver(
             f"{solver.block_size}-row blocks)",
             "use method='gradient' (DP-SGD), or fewer features",
         )
-        return
-    check_memory(
-        3.0 * 8.0 * size**2 + block,
-        f"The exact solve's dense Hessian ({size} x {size})",
-        "use method='gradient' (DP-SGD), which needs no Hessian, or fewer features",
+    else:
+        check_memory(
+            3.0 * 8.0 * size**2 + block,
+            f"The exact solve's dense Hessian ({size} x {size})",
+            "use method='gradient' (DP-SGD), which needs no Hessian, or fewer features",
+        )
+    models = size // solver.n_coef
+    check_work(
+        models * solver.work_bound(linear_norm),
+        f"The exact solve ({solver.n_samples} rows, {models} x {solver.n_coef} "
+        "coefficients)",
+        "use method='gradient' (DP-SGD, whose steps are planned), a smaller C, "
+        "fewer classes or features",
     )

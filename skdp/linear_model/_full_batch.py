@@ -37,9 +37,11 @@ from ..accounting._events import PoissonSubsampledDiscreteGaussianEvent
 from ..mechanisms import NoisePlan, add_noise, plan_gaussian
 from ..mechanisms._additive import subsampled_gaussian_event
 from ..utils._feasibility import check_rounds
+from ..utils._row_source import canonical_block_rows
 from ._dpsgd import (
     _project,
     calibrate_dpsgd_noise_multiplier,
+    check_gradient_memory,
     clipped_rows_sum,
     default_learning_rate,
 )
@@ -186,6 +188,12 @@ def plan_full_batch_gd(
         C=C,
         R=row_norm,
         **{"n_samples * C * R": n_samples * C * row_norm},
+    )
+    check_gradient_memory(
+        "A full-batch gradient step",
+        n_models,
+        n_features,
+        min(n_samples, canonical_block_rows(n_samples)),
     )
     shape = LogisticLoss() if loss is None else loss
     clip = max_grad_norm

@@ -14,6 +14,7 @@ from ..utils._privacy import warn_data_derived
 from ..utils._sklearn_compat import Interval, Real, StrOptions, fit_context
 from ._adassp import plan_adassp, run_adassp
 from ._base import _BaseDPLinear
+from ._forecast import warn_if_noise_swamps_learning
 from ._losses import HuberLoss
 
 if TYPE_CHECKING:
@@ -313,6 +314,14 @@ class DPLinearRegression(_BaseDPLinear, RegressorMixin, BaseEstimator):
             n_samples=prepared.n_samples,
             n_features=prepared.n_coef,
             alpha=float(self.alpha),
+        )
+        warn_if_noise_swamps_learning(
+            "DPLinearRegression(method='adassp')",
+            plan,
+            n_features=prepared.n_coef,
+            n_samples=prepared.n_samples,
+            epsilon=float(self.epsilon),
+            loss=self._loss(),
         )
         return FitPlan(plan.event, prepared.delta, {"method": plan})
 

@@ -378,8 +378,8 @@ class DPLogisticRegression(_BaseDPLinearClassifier, ClassifierMixin, BaseEstimat
 
     >>> from sklearn.feature_extraction.text import HashingVectorizer
     >>> from sklearn.pipeline import make_pipeline
-    >>> docs = ["a good film", "great acting", "bad plot", "an awful film"] * 250
-    >>> labels = [1, 1, 0, 0] * 250
+    >>> docs = ["a good film", "great acting", "bad plot", "an awful film"] * 2500
+    >>> labels = [1, 1, 0, 0] * 2500
     >>> text_clf = make_pipeline(
     ...     HashingVectorizer(n_features=2**12),
     ...     DPLogisticRegression(epsilon=1.0, delta=1e-5, method="objective",

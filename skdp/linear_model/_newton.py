@@ -28,6 +28,12 @@ memory is a few vectors of ``K d`` numbers beside one row block's
 temporaries. Both solvers stop on the same floating-point certificate
 (:func:`solve_rows`), so the guarantee does not depend on which one ran.
 
+The work is bounded from public quantities (:meth:`SolverPlan.work_bound`):
+Newton reads the rows at most ``PASSES_PER_STEP * max_iter`` times in all
+before the accelerated-gradient fallback, whose step count is proven, takes
+over; the plan refuses a bound beyond
+:func:`~skdp.utils._feasibility.max_work` before the charge.
+
 The solver reads the data only through the problems of
 :mod:`skdp.linear_model._problems`, sums over the row blocks of a
 :class:`~skdp.utils._row_source.RowSource`: rows in memory (dense or CSR)
@@ -155,19 +161,46 @@ def summation_terms(
     return min(n, min(block, n) + (fan_in - 1) * levels)
 
 
-def _line_search(problem, w, value, magnitude, step, slope):
+def _line_search(problem, w, value, magnitude, step, slope, gradient_norm, passes):
     """Backtracking (Armijo) along ``step``; ``None`` when no step is taken.
 
+    Each trial is a pass over the rows, taken from ``passes``
+    (:class:`_Passes`); ``None`` too when they run out.
+
     Returns ``(point, value, magnitude, cache)`` of the accepted point.
+
+    Near the optimum the decrease a step promises (about ``-slope / 2``)
+    can fall below the rounding error of the computed value, which then
+    cannot tell a good step from a bad one. The value sums ``m`` squared
+    coefficients and ``n`` rows' losses, and a sum of ``m`` terms errs by
+    up to ``gamma_m`` times their magnitudes (Higham 2002, eq. (3.5)): with
+    many classes (``m = K d``), equal coefficients of the classes absent
+    from the data round alike and the error grows with ``m`` (issue 26: at
+    ``K = 3e4`` on 40 rows ``||W||**2`` erred by ``9e-11`` against a
+    decrease of ``9e-13`` a step, and every Newton step was halved ~28
+    times for a vanishing move, 100 steps, then the fallback). So a
+    candidate whose value is within that rounding bound of the current one
+    is accepted when its computed gradient norm is smaller (scikit-learn's
+    Newton solver makes a similar second check, on the gradient's L1
+    norm). Either test only moves the point:
+    the stopping certificate of :func:`solve_rows` is checked on the point
+    whichever test accepted it.
     """
     size = 1.0
+    resolution = _value_rounding(problem, w.size, magnitude)
     for _ in range(_MAX_HALVINGS):
+        if not passes.take():
+            return None  # the public budget is spent: the fallback takes over
         candidate = w + size * step
         new_value, new_magnitude, new_cache = problem.value(candidate)
         # Allow rounding error in the comparison at the optimum.
         slack = _ROUNDING * magnitude
         if new_value <= value + _ARMIJO * size * slope + slack:
             break
+        if new_value <= value + resolution and gradient_norm > float(
+            np.linalg.norm(problem.gradient(candidate, new_cache))
+        ):
+            break  # the values agree within rounding: the gradient decides
         size *= _SHRINK
     else:
         # No decrease representable in floating point: at the optimum.
@@ -177,12 +210,40 @@ def _line_search(problem, w, value, magnitude, step, slope):
     return candidate, new_value, new_magnitude, new_cache
 
 
-def _damped_newton(problem, threshold, max_iter, certified=None) -> NewtonResult:
+def _value_rounding(problem, n_coef: int, magnitude: float) -> float:
+    """Bound on the rounding error of a computed value of ``problem``.
+
+    ``gamma_m`` times the terms' magnitudes with ``m`` the coefficients
+    plus the rows (the most terms any of the value's sums adds).
+    """
+    terms = n_coef + problem.rows.n_samples
+    return terms * _UNIT_ROUNDOFF / (1.0 - terms * _UNIT_ROUNDOFF) * magnitude
+
+
+class _Passes:
+    """A public budget of passes over the rows (value, product, diagonal)."""
+
+    def __init__(self, total: float) -> None:
+        self.left = total
+
+    def take(self, count: int = 1) -> bool:
+        """Spend ``count`` passes; ``False`` (nothing spent) if too few are left."""
+        if self.left < count:
+            return False
+        self.left -= count
+        return True
+
+
+def _damped_newton(
+    problem, threshold, max_iter, certified=None, max_passes=math.inf
+) -> NewtonResult:
     """Damped Newton from zero until ``||gradient|| <= threshold``.
 
     ``certified(w, gradient_norm)``, if given, must also hold to stop (the
-    floating-point certificate of :func:`solve`).
+    floating-point certificate of :func:`solve`). At most ``max_iter``
+    Hessians and ``max_passes`` passes over the rows for the values.
     """
+    passes = _Passes(max_passes - 1)
     w = np.zeros(int(np.prod(problem.shape)))
     value, magnitude, cache = problem.value(w)
     gradient_norm = previous_norm = np.inf
@@ -205,7 +266,9 @@ def _damped_newton(problem, threshold, max_iter, certified=None) -> NewtonResult
         if not np.all(np.isfinite(step)):
             break
         previous_norm = gradient_norm
-        accepted = _line_search(problem, w, value, magnitude, step, gradient @ step)
+        accepted = _line_search(
+            problem, w, value, magnitude, step, gradient @ step, gradient_norm, passes
+        )
         if accepted is None:
             break
         w, value, magnitude, cache = accepted
@@ -249,7 +312,9 @@ def _conjugate_gradient(product, diagonal, rhs, target, max_iter):
     return x if taken else rhs / diagonal
 
 
-def _newton_cg(problem, threshold, max_iter, max_cg_iter, certified=None):
+def _newton_cg(
+    problem, threshold, max_iter, max_cg_iter, certified=None, max_passes=math.inf
+):
     """Truncated Newton from zero: Newton steps solved by CG, no Hessian.
 
     The same loop as :func:`_damped_newton` (start at zero, Armijo line
@@ -258,7 +323,10 @@ def _newton_cg(problem, threshold, max_iter, max_cg_iter, certified=None):
     residual ``min(1/2, sqrt(||g|| / ||g_0||))`` (superlinear convergence,
     Nocedal & Wright 2006, Theorem 7.2), but never below a tenth of the
     threshold, at most ``max_cg_iter`` Hessian-vector products a step.
+    Values, products and diagonals together read the rows at most
+    ``max_passes`` times.
     """
+    passes = _Passes(max_passes - 1)
     w = np.zeros(int(np.prod(problem.shape)))
     value, magnitude, cache = problem.value(w)
     gradient_norm = first_norm = np.inf
@@ -273,20 +341,29 @@ def _newton_cg(problem, threshold, max_iter, max_cg_iter, certified=None):
             break
         if not np.isfinite(first_norm):
             first_norm = gradient_norm
+        if not passes.take():  # the diagonal
+            break
         forcing = min(0.5, math.sqrt(gradient_norm / max(first_norm, gradient_norm)))
         curvature = problem.curvature(w, cache)
         diagonal = problem.hessian_diagonal(curvature)
+
+        def product(v, c=curvature):
+            passes.take()
+            return problem.hessian_product(c, v)
+
         step = _conjugate_gradient(
-            lambda v, c=curvature: problem.hessian_product(c, v),
+            product,
             diagonal,
             -gradient,
             max(forcing * gradient_norm, 0.1 * threshold),
-            max_cg_iter,
+            int(min(max_cg_iter, max(passes.left - 1, 0))),  # one for a value
         )
         slope = gradient @ step
         if not (np.all(np.isfinite(step)) and slope < 0):
             break
-        accepted = _line_search(problem, w, value, magnitude, step, slope)
+        accepted = _line_search(
+            problem, w, value, magnitude, step, slope, gradient_norm, passes
+        )
         if accepted is None:
             break
         w, value, magnitude, cache = accepted
@@ -391,6 +468,14 @@ MAX_DENSE_HESSIAN = 2048
 #: Hessian-vector products per Newton-CG step (each costs two products with
 #: ``Z``); the public cap keeps the run's work bounded.
 MAX_CG_ITER = 250
+#: Passes over the rows (values, Hessian-vector products, diagonals) the
+#: Newton phase may take per allowed Newton step, in total: beyond them the
+#: accelerated-gradient fallback takes over. Fits that converge read the
+#: rows 10 to 250 times (Adult, digits, a 100,000-column TF-IDF problem at
+#: C=100, 100,000 classes); the cap only bounds the public work of a solve
+#: that does not (``SolverPlan.work_bound``), which would otherwise allow
+#: up to 311 passes a step.
+PASSES_PER_STEP = 20
 
 
 @dataclass(frozen=True)
@@ -433,6 +518,9 @@ class SolverPlan:
         the fallback are the same either way.
     max_cg_iter : int
         Hessian-vector products per Newton-CG step.
+    max_passes : int
+        Passes over the rows the Newton phase may take in all
+        (``PASSES_PER_STEP * max_iter``); then the fallback runs.
     block_size : int
         ``B``: rows per block of the certified gradient's sum
         (:func:`~skdp.utils._row_source.canonical_block_rows`, the row
@@ -459,6 +547,45 @@ class SolverPlan:
     max_cg_iter: int = MAX_CG_ITER
     block_size: int = 0
     summation_terms: int = 0
+    max_passes: int = 0
+
+    def work_bound(self, linear_norm: float) -> float:
+        """Most products of a row entry and a coefficient one solve computes.
+
+        Public: from the plan and a bound on the perturbation's norm
+        ``||linear||`` (0 for output perturbation).
+
+        Notes
+        -----
+        A pass over the rows (a value with its gradient, a Hessian-vector
+        product, the Hessian's diagonal) multiplies each of the ``n`` rows
+        by the ``n_coef`` coefficients a few times: ``n * n_coef`` products,
+        counted for every column of a CSR matrix too (its stored entries
+        depend on the data, so the plan cannot count them). The Newton
+        phase reads the rows at most ``max_passes`` times and forms at most
+        ``max_iter`` dense Hessians (``n * n_coef**2`` products and a
+        Cholesky factor of ``n_coef**3 / 3``); the fallback takes at most
+        :meth:`fallback_steps` steps of two passes; one more pass counts a
+        CSR row's stored entries.
+
+        Examples
+        --------
+        >>> from skdp.linear_model._newton import plan_solver
+        >>> plan = plan_solver(n_samples=1000, n_features=3, n_classes=2,
+        ...                    row_norm=1.0, C=1.0, alpha=1.0, tol=1e-12,
+        ...                    max_iter=100)
+        >>> pass_work = 1000 * 3
+        >>> plan.work_bound(0.0) == pass_work * (
+        ...     plan.max_passes + 2 * plan.fallback_steps(0.0) + 1
+        ... ) + 100 * (1000 * 3**2 + 3**3 / 3)
+        True
+        """
+        pass_work = float(self.n_samples) * self.n_coef
+        passes = self.max_passes + 2 * self.fallback_steps(linear_norm) + 1
+        work = passes * pass_work
+        if not self.hessian_free:
+            work += self.max_iter * (pass_work * self.n_coef + self.n_coef**3 / 3.0)
+        return work
 
     def gradient_error(
         self, w_norm: float, linear_norm: float, margin_terms: int | None = None
@@ -519,15 +646,20 @@ class SolverPlan:
         alpha`` (Bubeck 2015, Theorem 3.18), and strong convexity gives
         ``||y - x*||**2 <= 2 (J(y) - J*) / alpha``. The fallback starts
         from Newton's last point, whose value is at most ``J(0) <= C n l_0``
-        (Newton's line search only decreases ``J``); the loss is
+        (Newton's line search only decreases ``J``, up to the rounding
+        slack of its tests: at most ``max_passes`` accepted values, each at
+        most ``gamma_m`` times the terms' magnitudes above the last, ``m``
+        the coefficients plus the rows, so ``m u < 1e-6`` for any problem
+        that fits in memory; the factor 2 below absorbs it); the loss is
         nonnegative, so ``J* >= -||linear||**2 / (2 alpha)`` and
-        ``||x_1 - x*||**2 <= 2 D / alpha`` with ``D = C n l_0 +
-        ||linear||**2 / (2 alpha)``. Hence ``t = 1 + sqrt(kappa)
+        ``||x_1 - x*||**2 <= 2 D / alpha`` with ``D = 2 (C n l_0 +
+        ||linear||**2 / (2 alpha))``. Hence ``t = 1 + sqrt(kappa)
         log((alpha + beta) 2 D / (alpha**2 r**2))`` steps reach ``r``.
         ``||linear||`` is the norm of the (data-independent) perturbation.
         """
         gap = self.C * self.n_samples * self.zero_value
         gap += linear_norm**2 / (2.0 * self.alpha)
+        gap *= 2.0
         ratio = (self.alpha + self.smoothness) * 2.0 * gap
         ratio /= self.alpha**2 * self.residual**2
         kappa = self.smoothness / self.alpha
@@ -622,6 +754,7 @@ def plan_solver(
         hessian_free=bool(n_coef > MAX_DENSE_HESSIAN),
         block_size=block,
         summation_terms=summation_terms(n_samples, block),
+        max_passes=PASSES_PER_STEP * int(max_iter),
     )
     w_norm = math.sqrt(2.0 * C * n_samples * plan.zero_value / alpha)
     scale = alpha + C * n_samples * row_gradient * row_norm
@@ -681,7 +814,8 @@ def solve_rows(rows, spec, plan: SolverPlan, linear=None, loss=None) -> np.ndarr
 
     Notes
     -----
-    Damped Newton runs for at most ``plan.max_iter`` steps and stops once
+    Damped Newton runs for at most ``plan.max_iter`` steps and
+    ``plan.max_passes`` passes over the rows, and stops once
     the computed gradient norm is at most ``tau`` and the rounding bound of
     :meth:`SolverPlan.gradient_error` at the current point is at most
     ``tau`` too: the exact gradient norm is then at most ``2 tau`` and, by
@@ -780,12 +914,20 @@ def solve_problem(problem, plan: SolverPlan, linear, terms: int) -> np.ndarray:
         error = plan.gradient_error(float(np.linalg.norm(w)), linear_norm, terms)
         return error <= plan.threshold
 
+    max_passes = plan.max_passes or math.inf
     if plan.hessian_free:
         result = _newton_cg(
-            problem, plan.threshold, plan.max_iter, plan.max_cg_iter, certified
+            problem,
+            plan.threshold,
+            plan.max_iter,
+            plan.max_cg_iter,
+            certified,
+            max_passes,
         )
     else:
-        result = _damped_newton(problem, plan.threshold, plan.max_iter, certified)
+        result = _damped_newton(
+            problem, plan.threshold, plan.max_iter, certified, max_passes
+        )
     coef = result.coef.ravel()
     if not result.converged:
         steps = plan.fallback_steps(linear_norm)

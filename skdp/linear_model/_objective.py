@@ -46,6 +46,10 @@ LOGISTIC_CURVATURE = 0.25
 #: and synthetic multiclass problems).
 NOISE_SHARE = 0.95
 
+#: Probability that the drawn noise's norm exceeds the bound the plan's work
+#: bound assumes (:func:`_noise_norm_bound`).
+NOISE_TAIL = 1e-12
+
 #: Share of epsilon spent on the noise that covers the solver's residual
 #: (approximate minima perturbation; see :func:`plan_objective`).
 RESIDUAL_SHARE = 0.01
@@ -393,7 +397,6 @@ def plan_objective(
         loss=loss,
         block_rows=block_rows,
     )
-    check_solver(solver, n_classes, n_features, sparse)
     # Each of the rank models (or the one softmax model) is within r: the
     # joint residual is at most r sqrt(models) (one model for softmax).
     models = rank if loss is not None else 1
@@ -411,6 +414,8 @@ def plan_objective(
             **{"C * R * (Gaussian noise norm)": C * row_norm * sigma * dimension},
         )
         event = ApproxDPEvent(epsilon, delta)
+    linear_norm = C * row_norm * _noise_norm_bound(noise, sigma)
+    check_solver(solver, n_classes, n_features, sparse, linear_norm)
     return ObjectivePlan(
         n_classes=n_classes,
         epsilon_noise=epsilon_noise,
@@ -426,6 +431,20 @@ def plan_objective(
         loss=loss,
         gaussian_sigma=sigma,
     )
+
+
+def _noise_norm_bound(noise: NoisePlan, sigma: float | None) -> float:
+    """The noise norm's ``1 - NOISE_TAIL`` quantile (for the work bound only).
+
+    The norm is Gamma(``size``, ``scale``) for the pure mechanism, and
+    ``sigma`` times a chi variable with ``size`` degrees of freedom for the
+    Gaussian one. The fallback's step count grows with the logarithm of the
+    drawn norm, so the plan's work bound holds except with probability
+    ``NOISE_TAIL`` over the noise, and exceeds it by little even then.
+    """
+    if sigma is None:
+        return float(stats.gamma.isf(NOISE_TAIL, noise.size, scale=noise.scale))
+    return sigma * math.sqrt(float(stats.chi2.isf(NOISE_TAIL, noise.size)))
 
 
 def run_objective(rows, spec, plan: ObjectivePlan, source) -> np.ndarray:

@@ -358,7 +358,7 @@ class PrivateSearchCV(PrivateEstimatorMixin, BaseEstimator):
     >>> from skdp import PrivacyBudget
     >>> from skdp.linear_model import DPLogisticRegression
     >>> from skdp.model_selection import PrivateSearchCV
-    >>> X, y = make_classification(n_samples=2000, random_state=0)
+    >>> X, y = make_classification(n_samples=4000, random_state=0)
     >>> X = normalize(X)  # rows of norm 1, so data_norm=1 is a true bound
     >>> budget = PrivacyBudget(epsilon=2.0, delta=1e-5)
     >>> search = PrivateSearchCV(

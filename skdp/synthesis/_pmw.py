@@ -17,7 +17,7 @@ from ..accounting._delta import resolve_delta
 from ..accounting._events import ComposedEvent
 from ..base import FitPlan, PlannedFit, PrivateEstimatorMixin
 from ..utils._constraints import EPSILON_CONSTRAINT
-from ..utils._feasibility import check_memory
+from ..utils._feasibility import check_memory, check_work
 from ..utils._random import check_random_source
 from ..utils._sklearn_compat import (
     HasMethods,
@@ -27,6 +27,7 @@ from ..utils._sklearn_compat import (
     fit_context,
     fitting_as_step_with_target,
 )
+from ._cost import mwem_work
 from ._counting import DataMarginals
 from ._loop import run_mwem, workload_weights
 from ._models import DenseModel
@@ -938,6 +939,24 @@ class PMWSynthesizer(
             f"PMWSynthesizer's model ({model_cells} cells), largest marginal "
             f"({largest} cells) and counts ({counting.cells} cells)",
             "lower max_model_size, n_bins or the number of declared categories",
+        )
+        check_work(
+            mwem_work(
+                sizes=sizes,
+                initial=prepared["initial"],
+                n_rounds=prepared["n_rounds"],
+                candidates=candidates,
+                dense=dense,
+                max_model_size=self.max_model_size,
+                n_queries=0
+                if prepared["queries"] is None
+                else len(prepared["queries"]),
+                round_iter=_ROUND_ITER,
+                final_iter=_FINAL_ITER,
+            ),
+            f"PMWSynthesizer's run ({len(sizes)} columns, {prepared['n_rounds']} "
+            "rounds)",
+            "use fewer rounds (n_rounds), fewer columns or a smaller max_model_size",
         )
         weights = None
         if mwem_plan.schedule == "adaptive" and candidates is not None:

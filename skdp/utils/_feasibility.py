@@ -16,11 +16,14 @@ import os
 __all__ = [
     "MAX_MAGNITUDE",
     "MAX_ROUNDS",
+    "MAX_WORK",
     "available_memory",
     "check_magnitudes",
     "check_memory",
     "check_rounds",
+    "check_work",
     "max_rounds",
+    "max_work",
     "physical_memory",
 ]
 
@@ -37,6 +40,22 @@ MIN_WIDTH = 1.0 / MAX_MAGNITUDE
 #: core; more would run for hours after the charge. Default fits plan far
 #: fewer (DP-SGD on a million rows: 39,063 steps).
 MAX_ROUNDS = 10**6
+#: Most operations (each about a nanosecond of one core: a product of a
+#: row entry and a coefficient, a model cell in a synthesizer's refit) one
+#: fit's worst case may take, unless the environment variable
+#: ``SKDP_MAX_WORK`` says otherwise: about 12 days. Plans bound their worst
+#: case, which most fits stay far below: the exact solver's bound
+#: (``SolverPlan.work_bound``: Newton's pass budget and the fallback's
+#: proven step count) is what it would need if Newton never certified its
+#: point, and fits that converge read the rows 10 to 250 times, e.g. 4.6e14
+#: for the 20 million rows of 51 coefficients of
+#: ``benchmarks/dask_scale.py``, which takes about 12 passes; MWEM's bound
+#: (``skdp.synthesis._cost``) assumes every planned round runs, 8 to 100
+#: times what the fits of ``benchmarks/plan_checks.py`` took. Beyond the
+#: limit are plans such as 10,000 rows of 100 features with a million
+#: classes (1e12 products a pass), or PMW's default workload on 300
+#: columns (45,000 candidate marginals, 4,800 rounds).
+MAX_WORK = 10**15
 
 
 def check_magnitudes(what: str, **quantities: float) -> None:
@@ -169,15 +188,88 @@ def max_rounds() -> int:
     >>> max_rounds()
     1000000
     """
-    text = os.environ.get("SKDP_MAX_ROUNDS", "").strip()
+    return _limit("SKDP_MAX_ROUNDS", MAX_ROUNDS)
+
+
+def check_work(work: float, what: str, fix: str) -> None:
+    """Refuse a plan whose worst case takes more than :func:`max_work` operations.
+
+    Parameters
+    ----------
+    work : float
+        Operations the run may take at most (each about a nanosecond of one
+        core: a product of a row entry and a coefficient, or a model cell
+        in a synthesizer's refit), from public quantities only.
+    what : str
+        What takes them, for the message.
+    fix : str
+        How to plan less work.
+
+    Raises
+    ------
+    ValueError
+        Before the charge, naming the bound, the time it stands for and
+        the limit.
+
+    Examples
+    --------
+    >>> from skdp.utils._feasibility import check_work
+    >>> check_work(1e12, "the exact solve", "use fewer classes")
+    >>> check_work(1e18, "the exact solve", "use fewer classes")
+    Traceback (most recent call last):
+    ...
+    ValueError: the exact solve may take up to 1e+18 operations (about 32 years...
+    """
+    limit = max_work()
+    if not work <= limit:
+        raise ValueError(
+            f"{what} may take up to {float(work):.3g} operations (about "
+            f"{_duration(work)} of one core at a nanosecond each, in the worst "
+            f"case, after the charge), more than the {float(limit):.3g} a fit "
+            f"may plan; nothing was charged. To fit, {fix}; or, to wait that "
+            "long, raise the limit with the environment variable SKDP_MAX_WORK."
+        )
+
+
+def _duration(operations: float) -> str:
+    """``operations`` nanoseconds in words.
+
+    Examples
+    --------
+    >>> from skdp.utils._feasibility import _duration
+    >>> _duration(9e11), _duration(7.2e13), _duration(1e18)
+    ('15 minutes', '20 hours', '32 years')
+    """
+    seconds = float(operations) / 1e9
+    for unit, length in (("years", 3.15e7), ("days", 86400.0), ("hours", 3600.0)):
+        if seconds >= 2 * length:
+            return f"{seconds / length:.0f} {unit}"
+    if seconds >= 120:
+        return f"{seconds / 60:.0f} minutes"
+    return f"{seconds:.0f} seconds"
+
+
+def max_work() -> int:
+    """The work limit: ``SKDP_MAX_WORK`` if set, else :data:`MAX_WORK`.
+
+    Examples
+    --------
+    >>> from skdp.utils._feasibility import max_work
+    >>> max_work()
+    1000000000000000
+    """
+    return _limit("SKDP_MAX_WORK", MAX_WORK)
+
+
+def _limit(name: str, default: int) -> int:
+    """A positive whole number from the environment variable ``name``."""
+    text = os.environ.get(name, "").strip()
     if not text:
-        return MAX_ROUNDS
+        return default
     try:
         value = int(float(text))
-    except ValueError:
+    except (ValueError, OverflowError):
         value = 0
     if value < 1:
-        raise ValueError(
-            f"SKDP_MAX_ROUNDS must be a positive whole number, got {text!r}."
-        )
+        raise ValueError(f"{name} must be a positive whole number, got {text!r}.")
     return value
