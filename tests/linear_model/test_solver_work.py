@@ -219,3 +219,56 @@ def test_the_default_limit_admits_the_benchmarks_largest_exact_fit(method):
     if method == "output":
         common["delta"] = 0.0
     planner(**common)  # does not raise
+
+
+class _Quadratic:
+    """``J(w) = w.A.w / 2 - b.w``: the interface the two Newton loops read."""
+
+    shape = (3,)
+
+    def __init__(self):
+        self.A = np.array([[3.0, 1.0, 0.0], [1.0, 2.0, 0.5], [0.0, 0.5, 1.0]])
+        self.b = np.array([1.0, -2.0, 0.5])
+        self.rows = type("Rows", (), {"n_samples": 10})()
+        self.calls = 0
+
+    def value(self, w):
+        terms = 0.5 * w @ self.A @ w, self.b @ w
+        return terms[0] - terms[1], abs(terms[0]) + abs(terms[1]), None
+
+    def gradient(self, w, cache):
+        # Rounding-sized errors, as a long sum's: the computed gradient of a
+        # point near the optimum is never exactly zero, so the step never
+        # vanishes.
+        self.calls += 1
+        return self.A @ w - self.b + 1e-12 * np.sin(self.calls + np.arange(3))
+
+    def hessian(self, w, cache):
+        return self.A
+
+    def curvature(self, w, cache):
+        return None
+
+    def hessian_diagonal(self, curvature):
+        return np.diag(self.A).copy()
+
+    def hessian_product(self, curvature, v):
+        return self.A @ v
+
+
+@pytest.mark.parametrize("loop", ["damped", "cg"])
+def test_newton_hands_over_once_its_certificate_cannot_pass(loop):
+    # The certificate (SolverPlan.gradient_error at ||w||) reads only ||w||,
+    # which no step moves once the computed gradient is below the
+    # threshold: when it fails there, more Newton steps cannot make it pass
+    # (a 1333 x 586 Adult fit ran all 100 of them, 2.6 CPU s, then the
+    # fallback). Newton now hands over to the fallback at once.
+    problem = _Quadratic()
+    never = lambda w, gradient_norm: False  # noqa: E731
+    if loop == "damped":
+        result = _newton._damped_newton(problem, 1e-8, 100, never)
+    else:
+        result = _newton._newton_cg(problem, 1e-8, 100, 10, never)
+    assert not result.converged
+    assert result.gradient_norm <= 1e-8
+    assert result.n_iter <= 5  # a quadratic: one or two Newton steps
