@@ -57,6 +57,10 @@ FAULT_TESTS = [
 
 
 def _suite():
+    # The suite imports the tests' shared helpers (tests/_data.py) as pytest
+    # does, from the tests folder.
+    if str(ROOT / "tests") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tests"))
     path = ROOT / "tests" / "test_hostile_generated.py"
     spec = importlib.util.spec_from_file_location("hostile_generated", path)
     module = importlib.util.module_from_spec(spec)
@@ -65,7 +69,7 @@ def _suite():
 
 
 def _fit_outcome(suite, estimator, case):
-    X, y = suite._data(estimator)
+    X, y = suite.estimator_data(estimator)
     est, budget = suite._with_budget(estimator)
     try:
         suite._fit(est, suite._inputs(X)[case], y)
@@ -80,7 +84,7 @@ def _fit_outcome(suite, estimator, case):
 
 
 def _query_outcomes(suite, estimator):
-    X, y = suite._data(estimator)
+    X, y = suite.estimator_data(estimator)
     est, _ = suite._with_budget(estimator)
     suite._fit(est, X, y)
     for name, bad in suite._bad_queries(X).items():
