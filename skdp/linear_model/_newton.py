@@ -234,22 +234,15 @@ class _Passes:
         return True
 
 
-# _uncertifiable: once the computed gradient norm is at most the threshold,
-# the point is within about r of the minimiser, and the certificate
-# (SolverPlan.gradient_error) reads only ||w||, which no further step moves
-# by more than that. If it fails there, more Newton steps cannot make it
-# pass (a 1,333 x 586 one-hot fit ran all 100 steps, 2.6 CPU s, for
-# nothing): Newton hands over to the fallback at once, whose step count is
-# proven from any point Newton's line search reached.
-
-
 def _damped_newton(
     problem, threshold, max_iter, certified=None, max_passes=math.inf
 ) -> NewtonResult:
     """Damped Newton from zero until ``||gradient|| <= threshold``.
 
-    ``certified(w, gradient_norm)``, if given, must also hold to stop (the
-    floating-point certificate of :func:`solve`). At most ``max_iter``
+    Stops there whether or not ``certified(w, gradient_norm)`` (the
+    floating-point certificate of :func:`solve`), if given, holds: it reads
+    only ``||w||``, which further steps do not move; ``converged`` says
+    whether it held. At most ``max_iter``
     Hessians and ``max_passes`` passes over the rows for the values.
     """
     passes = _Passes(max_passes - 1)
@@ -264,8 +257,8 @@ def _damped_newton(
         converged = gradient_norm <= threshold and (
             certified is None or certified(w, gradient_norm)
         )
-        if converged or n_iter == max_iter or gradient_norm <= threshold:
-            break  # below the threshold but uncertified: see _uncertifiable
+        if gradient_norm <= threshold or n_iter == max_iter:
+            break  # certified, or never will be here (see solve_rows)
         try:
             if factor is None or gradient_norm > _REUSE_BELOW * previous_norm:
                 factor = cho_factor(problem.hessian(w, cache), check_finite=False)
@@ -327,7 +320,7 @@ def _newton_cg(
     """Truncated Newton from zero: Newton steps solved by CG, no Hessian.
 
     The same loop as :func:`_damped_newton` (start at zero, Armijo line
-    search, stop on ``||gradient|| <= threshold`` and ``certified``); each
+    search, stop on ``||gradient|| <= threshold``, ``converged`` if certified); each
     Newton system is solved by ``_conjugate_gradient`` to a relative
     residual ``min(1/2, sqrt(||g|| / ||g_0||))`` (superlinear convergence,
     Nocedal & Wright 2006, Theorem 7.2), but never below a tenth of the
@@ -346,12 +339,9 @@ def _newton_cg(
         converged = gradient_norm <= threshold and (
             certified is None or certified(w, gradient_norm)
         )
-        if (
-            converged
-            or n_iter == max_iter
-            or not np.isfinite(gradient_norm)
-            or gradient_norm <= threshold  # uncertified: see _uncertifiable
-        ):
+        if gradient_norm <= threshold or n_iter == max_iter:
+            break  # certified, or never will be here (see solve_rows)
+        if not np.isfinite(gradient_norm):
             break
         if not np.isfinite(first_norm):
             first_norm = gradient_norm
@@ -841,7 +831,10 @@ def solve_rows(rows, spec, plan: SolverPlan, linear=None, loss=None) -> np.ndarr
     produced the point. For CSR rows the rounding bound counts the
     largest number of stored entries in a row as the margin's terms (a
     sparse dot product sums only those). If Newton has not certified that
-    within ``max_iter`` steps, the
+    within ``max_iter`` steps, or its computed gradient norm is at most
+    ``tau`` at a point whose rounding bound is not (the bound reads only
+    ``||W||``, which no further step moves by more than ``r``, so more
+    Newton steps cannot certify), the
     accelerated gradient method of :meth:`SolverPlan.fallback_steps`
     continues from Newton's point for as many steps as guarantee the same
     ``r`` (stopping earlier once certified). Which branch runs, and how
