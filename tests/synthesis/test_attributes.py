@@ -11,6 +11,7 @@ import itertools
 
 import numpy as np
 import pytest
+from small_models import measured_estimator
 
 from skdp.synthesis import _loop as loop_module
 from skdp.synthesis import _models as models_module
@@ -20,7 +21,6 @@ from skdp.synthesis._models import DenseModel, JunctionTreeModel
 from skdp.synthesis._plan import RoundSettings
 from skdp.synthesis._views import (
     CoarseMarginal,
-    base_clique,
     groupings_of,
     reduce_view,
 )
@@ -169,14 +169,7 @@ VIEWS = [
 
 
 def _estimator(model, seed=0):
-    rng = np.random.default_rng(seed)
-    estimator = _Estimator(model)
-    for view in VIEWS:
-        shape = reduce_view(np.zeros([SIZES[a] for a in base_clique(view)]), view)
-        value = rng.dirichlet(np.ones(shape.size)).reshape(shape.shape)
-        estimator.add_marginal(view, value, sigma=0.01 + 0.01 * rng.uniform())
-    estimator.run(8)
-    return estimator
+    return measured_estimator(model, SIZES, VIEWS, 8, seed)
 
 
 def test_coarse_views_are_fitted_on_groups_with_the_same_steps():

@@ -12,6 +12,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from small_models import measured_estimator
 
 from skdp.synthesis import PMWSynthesizer
 from skdp.synthesis import _loop as loop_module
@@ -22,7 +23,6 @@ from skdp.synthesis._views import (
     CoarseMarginal,
     base_clique,
     expand_view,
-    reduce_view,
     view_marginal,
 )
 
@@ -77,14 +77,7 @@ def test_marginals_of_one_table_are_each_targets_sum():
 
 def _estimator(model, seed=0):
     """An estimator with every view of VIEWS measured, after a few steps."""
-    rng = np.random.default_rng(seed)
-    estimator = _Estimator(model)
-    for view in VIEWS:
-        shape = reduce_view(np.zeros([SIZES[a] for a in base_clique(view)]), view)
-        value = rng.dirichlet(np.ones(shape.size)).reshape(shape.shape)
-        estimator.add_marginal(view, value, sigma=0.01 + 0.01 * rng.uniform())
-    estimator.run(5)
-    return estimator
+    return measured_estimator(model, SIZES, VIEWS, 5, seed)
 
 
 @pytest.mark.parametrize("kind", ["dense", "tree"])
