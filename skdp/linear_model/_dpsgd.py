@@ -4,11 +4,12 @@ Every step draws a Poisson subsample, clips each row's gradient, sums the
 clipped gradients and adds Gaussian noise to the sum; the regulariser's
 gradient is public and added without noise. The subsample is drawn in the
 process that calls ``fit``, from the fit's random source (the operating
-system's CSPRNG unless seeded), and the clipped sum is a
-:meth:`~skdp.utils._row_source.RowSource.subsample_sum` over the selected
-rows: in memory a step costs two matrix products over the subsample, on
-dask one round of tasks that gather the selected rows on the workers, with
-bitwise the same sum (so the same model).
+system's CSPRNG unless seeded), a block of steps' subsamples at once, and
+the clipped sum is taken over the selected rows through
+:meth:`~skdp.utils._row_source.RowSource.prepared_subsamples`: in memory a
+block's rows are bounded once and a step costs two matrix products over its
+subsample; on dask a step is one round of tasks that gather the selected
+rows on the workers, with bitwise the same sum (so the same model).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import expit
 
 from ..accounting._accountant import PrivacyAccountant
@@ -36,7 +36,7 @@ from ..utils._row_source import SUBSAMPLE_CALL_ROWS, row_source
 from ._feasibility import check_magnitudes
 from ._losses import MARGIN_NOISE_STD, LogisticLoss, MarginLoss
 from ._problems import blas_single_thread
-from ._rows import RowSpec
+from ._rows import RowSpec, bounded_row_norms
 
 __all__ = [
     "DPSGDPlan",
@@ -44,7 +44,9 @@ __all__ = [
     "default_learning_rate",
     "dpsgd_logistic",
     "plan_dpsgd",
+    "clipped_prepared_sum",
     "clipped_rows_sum",
+    "gradient_rows",
     "run_dpsgd",
 ]
 
@@ -71,18 +73,31 @@ def clipped_gradient_sum(Z, Y, W, max_grad_norm, loss=None, norms=None):
     margins = np.asarray(Z @ W.T)
     slopes = -Y * expit(-Y * margins) if loss is None else loss.slope(margins, Y)
     if norms is None:
-        norms = _norms(Z)
-    gradient_norms = np.linalg.norm(slopes, axis=1) * norms
+        norms = bounded_row_norms(Z)
+    if slopes.shape[1] == 1:
+        gradient_norms = np.abs(slopes[:, 0]) * norms
+    else:
+        gradient_norms = np.linalg.norm(slopes, axis=1) * norms
     # min(1, max_grad_norm / norm), without dividing by a vanishing norm.
     scale = max_grad_norm / np.maximum(gradient_norms, max_grad_norm)
     return (slopes * scale[:, None]).T @ Z
 
 
-def _norms(Z) -> np.ndarray:
-    """Row norms of a dense array or a CSR matrix (rows already bounded)."""
-    if sp.issparse(Z):
-        return np.sqrt(np.asarray(Z.multiply(Z).sum(axis=1)).ravel())
-    return np.linalg.norm(Z, axis=1)
+def gradient_rows(X, y, spec):
+    """What a gradient step needs of raw rows before it sees the coefficients.
+
+    The bounded rows ``Z`` (intercept column included), their targets and
+    their norms (``spec``), each row's a function of that row alone: DP-SGD
+    prepares a block of steps' subsamples with one call
+    (:meth:`~skdp.utils._row_source.RowSource.prepared_subsamples`).
+    """
+    Z, norms = spec.rows_and_norms(X)
+    return Z, spec.targets(y), norms
+
+
+def clipped_prepared_sum(Z, Y, norms, W, max_grad_norm, loss=None):
+    """:func:`clipped_gradient_sum` of rows prepared by :func:`gradient_rows`."""
+    return clipped_gradient_sum(Z, Y, W, max_grad_norm, loss, norms)
 
 
 @blas_single_thread
@@ -90,13 +105,14 @@ def clipped_rows_sum(X, y, spec, W, max_grad_norm, loss=None):
     """:func:`clipped_gradient_sum` of raw rows: the block function of both
     gradient mechanisms.
 
-    Bounds the rows and reads their targets (``spec``), then sums their
-    gradients clipped to ``max_grad_norm``: over a row block for full-batch
-    gradient descent (:meth:`~skdp.utils._row_source.RowSource.block_sum`),
-    over a chunk of a Poisson subsample for DP-SGD
-    (:meth:`~skdp.utils._row_source.RowSource.subsample_sum`).
+    Bounds the rows and reads their targets (``spec``, :func:`gradient_rows`),
+    then sums their gradients clipped to ``max_grad_norm``: over a row block
+    for full-batch gradient descent
+    (:meth:`~skdp.utils._row_source.RowSource.block_sum`); DP-SGD computes
+    the same sum over a Poisson subsample from rows prepared a block of
+    steps at a time (:func:`clipped_prepared_sum`).
     """
-    return clipped_gradient_sum(spec.rows(X), spec.targets(y), W, max_grad_norm, loss)
+    return clipped_prepared_sum(*gradient_rows(X, y, spec), W, max_grad_norm, loss)
 
 
 def default_learning_rate(
@@ -285,8 +301,8 @@ def _sum_bound(n_samples: int, clip: float) -> float:
     return 2.0 * n_samples * clip
 
 
-#: Steps whose noise is drawn in one sampler call, and the most noise
-#: entries held at once (8 MiB of float64).
+#: Steps whose noise and subsamples are drawn in one call, and the most
+#: noise entries held at once (8 MiB of float64): :func:`step_block`.
 NOISE_BLOCK_STEPS = 64
 NOISE_BLOCK_ENTRIES = 2**20
 
@@ -504,19 +520,28 @@ def run_dpsgd(rows, spec, plan: DPSGDPlan, source) -> np.ndarray:
     standard deviation calibrated to ``max_grad_norm + sqrt(d) gamma`` to
     cover rounding the sum to the grid (:func:`~skdp.mechanisms.plan_gaussian`).
     Everything else (the update, the regulariser, the projection, the
-    averaging) is post-processing. Noise is drawn step by step, so memory
-    does not grow with the number of steps.
+    averaging) is post-processing.
 
-    The subsample of a step is drawn from ``source`` in this process
-    (:meth:`~skdp.utils.RandomSource.poisson_subsample`: every row kept
-    independently with probability ``q``, from the operating system's
-    CSPRNG unless seeded), then the rows it selects are summed where they
-    are: :meth:`~skdp.utils._row_source.RowSource.subsample_sum` gathers
-    them from their blocks on the workers (the positions sent are random
-    numbers, not data), computes the clipped sum there on the same array
-    the in-memory fit computes it on, and returns only the total. So the
-    same ``random_state`` draws the same subsamples and noise in memory and
-    on dask, and the sums are bitwise equal: the same model. On dask each
+    Neither the noise nor the subsamples depend on the data, so they are
+    drawn a block of steps at a time (:func:`step_block`: at most 64 steps,
+    about 16,384 expected rows and 2**20 noise numbers, so memory does not
+    grow with the number of steps): per block, first the noise of its steps
+    (:func:`~skdp.mechanisms._additive.draw_noise`), then their subsamples
+    (:meth:`~skdp.utils.RandomSource.poisson_subsamples`: every row kept
+    independently with probability ``q`` in every step, from the operating
+    system's CSPRNG unless seeded). A seeded fit's stream is that order of
+    draws: the same ``random_state`` gives the same model, and a version
+    that changes the order changes the model a seed gives (not its law).
+
+    The selected rows are summed where they are:
+    :meth:`~skdp.utils._row_source.RowSource.prepared_subsamples` bounds a
+    block's rows once in memory (:func:`gradient_rows`) and each step sums
+    its slice (:func:`clipped_prepared_sum`); on dask a step's rows are
+    gathered from their blocks on the workers (the positions sent are
+    random numbers, not data), prepared and summed there on the same array
+    the in-memory fit slices, and only the total comes back. So the same
+    ``random_state`` draws the same subsamples and noise in memory and on
+    dask, and the sums are bitwise equal: the same model. On dask each
     step is one round of tasks, ``T`` in all (``T = ceil(epochs / q)``,
     thousands at the default batch size on large data); full-batch
     gradient descent (``batch_size='full'``) needs only ``epochs`` passes.
@@ -527,29 +552,56 @@ def run_dpsgd(rows, spec, plan: DPSGDPlan, source) -> np.ndarray:
     expected_batch = plan.sampling_rate * n
     average = np.zeros_like(W)
     start_average = plan.steps // 2
-    # The noise does not depend on the data: it is drawn a block of steps at
-    # a time (one sampler call instead of one per step), at most
-    # NOISE_BLOCK_ENTRIES numbers held at once. Each step's noise has the
-    # planned distribution, independent of every other draw.
-    block = max(1, min(NOISE_BLOCK_STEPS, NOISE_BLOCK_ENTRIES // plan.noise.size))
-    for step in range(plan.steps):
-        if step % block == 0:
-            noise = draw_noise(plan.noise, min(block, plan.steps - step), source)
-        batch = source.poisson_subsample(n, plan.sampling_rate)
-        clipped_sum = rows.subsample_sum(
-            clipped_rows_sum, batch, spec, W, plan.max_grad_norm, plan.loss
-        )
-        noisy_sum = add_drawn_noise(plan.noise, clipped_sum, noise[step % block])
-        gradient = noisy_sum / expected_batch + W / (n * plan.C)
-        W = _project(W - plan.learning_rate * gradient, plan.radius)
-        if step >= start_average:
-            average += W
+    block = step_block(plan.noise.size, expected_batch)
+    shrink = 1.0 - plan.learning_rate / (n * plan.C)
+    step_size = plan.learning_rate / expected_batch
+    step = 0
+    for first in range(0, plan.steps, block):
+        count = min(block, plan.steps - first)
+        # Neither the noise nor the subsamples depend on the data: a block of
+        # steps' worth is drawn at once, each step's with its planned law,
+        # independent of every other draw.
+        noise = draw_noise(plan.noise, count, source)
+        batches = source.poisson_subsamples(n, plan.sampling_rate, count)
+        subsamples = rows.prepared_subsamples(gradient_rows, batches, spec)
+        for drawn, subsample in zip(noise, subsamples, strict=True):
+            clipped_sum = subsample.sum(
+                clipped_prepared_sum, W, plan.max_grad_norm, plan.loss
+            )
+            noisy_sum = add_drawn_noise(plan.noise, clipped_sum, drawn)
+            # W - learning_rate (noisy_sum / expected_batch + W / (n C))
+            W = _project(shrink * W - step_size * noisy_sum, plan.radius)
+            if step >= start_average:
+                average += W
+            step += 1
     return average / (plan.steps - start_average)
+
+
+def step_block(noise_size: int, expected_batch: float) -> int:
+    """Steps of DP-SGD whose noise and subsamples are drawn in one call.
+
+    At most :data:`NOISE_BLOCK_STEPS`, at most :data:`NOISE_BLOCK_ENTRIES`
+    noise numbers, and at most about
+    :data:`~skdp.utils._row_source.SUBSAMPLE_CALL_ROWS` expected rows
+    (prepared together, :meth:`~skdp.utils._row_source.RowSource.prepared_subsamples`):
+    a block holds no more than one call of the clipped sum did. Public
+    inputs only.
+
+    Examples
+    --------
+    >>> from skdp.linear_model._dpsgd import step_block
+    >>> step_block(104, 256.0), step_block(104, 20000.0), step_block(10**6, 1.0)
+    (64, 1, 1)
+    """
+    by_rows = int(SUBSAMPLE_CALL_ROWS // max(expected_batch, 1.0))
+    by_noise = NOISE_BLOCK_ENTRIES // max(noise_size, 1)
+    return max(1, min(NOISE_BLOCK_STEPS, by_noise, by_rows))
 
 
 def _project(W: np.ndarray, radius: float) -> np.ndarray:
     """Projection on the Frobenius ball of ``radius``; infinities land on it."""
-    W = np.clip(np.nan_to_num(W, nan=0.0), -radius, radius)
+    W = np.clip(W, -radius, radius)  # a new array; NaN stays NaN
+    np.copyto(W, 0.0, where=np.isnan(W))
     norm = float(np.linalg.norm(W / radius)) * radius
     return W if norm <= radius else W * (radius / norm)
 
@@ -592,7 +644,7 @@ def dpsgd_logistic(
     ((1, 2), 20)
     """
     n, d = Z.shape
-    row_norm = float(_norms(Z).max(initial=0.0)) or 1.0
+    row_norm = float(bounded_row_norms(Z).max(initial=0.0)) or 1.0
     plan = _dpsgd_plan(
         sampling_rate,
         noise_multiplier,

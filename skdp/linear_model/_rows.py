@@ -27,6 +27,8 @@ __all__ = [
     "as_csr",
     "bound_rows",
     "bounded_rows",
+    "bounded_row_norms",
+    "bounded_rows_and_norms",
     "largest",
     "largest_row_norm",
     "read_norm_bound",
@@ -186,7 +188,8 @@ def bounded_rows(X, data_norm: float | None, intercept: float = 0.0):
     ``intercept`` is not 0, a last column of ``intercept``); a sparse one a
     new CSR matrix with the same stored entries scaled. ``data_norm=None``
     leaves the rows as they are (the bound was read from the data, so they
-    are within it). ``X`` is not modified.
+    are within it); with no intercept either, ``X`` itself (as C-ordered
+    float64) is returned. ``X`` is not modified.
 
     Examples
     --------
@@ -201,20 +204,62 @@ def bounded_rows(X, data_norm: float | None, intercept: float = 0.0):
         if data_norm is not None:
             X = scale_rows(X, _bound_factor(row_norms(X), float(data_norm)))
         return with_constant_column(X, intercept) if intercept else X
+    return _bounded_dense(X, data_norm, intercept, with_norms=False)[0]
+
+
+def bounded_rows_and_norms(X, data_norm: float | None, intercept: float = 0.0):
+    """:func:`bounded_rows` and the L2 norms of its rows (intercept included).
+
+    For a dense ``X`` the norms come from the pass that bounds the rows
+    (``hypot(min(|x|, data_norm), intercept)``, to rounding), not from a
+    second pass over ``Z``; each row's from that row alone.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.linear_model._rows import bounded_rows_and_norms
+    >>> Z, norms = bounded_rows_and_norms(np.array([[3.0, 4.0]]), 1.0, intercept=1.0)
+    >>> Z, norms.round(6)
+    (array([[0.6, 0.8, 1. ]]), array([1.414214]))
+    """
+    if sp.issparse(X):
+        Z = bounded_rows(X, data_norm, intercept)
+        return Z, bounded_row_norms(Z)
+    return _bounded_dense(X, data_norm, intercept, with_norms=True)
+
+
+def bounded_row_norms(Z) -> np.ndarray:
+    """Row norms of rows already bounded (dense or CSR): one pass, no rescaling."""
+    if sp.issparse(Z):
+        return np.sqrt(np.asarray(Z.multiply(Z).sum(axis=1)).ravel())
+    return np.linalg.norm(Z, axis=1)
+
+
+def _bounded_dense(X, data_norm, intercept, *, with_norms):
+    """The dense case of :func:`bounded_rows` (and its rows' norms if asked)."""
     X = np.ascontiguousarray(X, dtype=np.float64)
+    if data_norm is None and not intercept:  # the rows as they are
+        return X, _bounded_norms(X, np.inf) if with_norms else None
     n, d = X.shape
     Z = np.empty((n, d + (1 if intercept else 0)))
     Z[:, :d] = X
+    norms = None
     if data_norm is not None:
         bound = float(data_norm)
-        factor = _bound_factor(_bounded_norms(X, bound), bound)
+        norms = _bounded_norms(X, bound)
+        factor = _bound_factor(norms, bound)
         # Only the rows beyond the bound change (a factor of 1 is exact).
         beyond = np.flatnonzero(factor < 1.0)
         if beyond.size:
             Z[beyond, :d] = X[beyond] * factor[beyond, None]
+            norms = norms * factor
+    elif with_norms:
+        norms = _bounded_norms(X, np.inf)
     if intercept:
         Z[:, d] = intercept
-    return Z
+        if with_norms:
+            norms = np.hypot(norms, intercept)
+    return Z, norms
 
 
 @dataclass(frozen=True)
@@ -262,6 +307,10 @@ class RowSpec:
         if self.data_norm is None and not self.intercept:
             return as_csr(X) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
         return bounded_rows(X, self.data_norm, self.intercept)
+
+    def rows_and_norms(self, X):
+        """The block's rows ``Z`` and their norms (:func:`bounded_rows_and_norms`)."""
+        return bounded_rows_and_norms(X, self.data_norm, self.intercept)
 
     def targets(self, y) -> np.ndarray:
         """The block's targets, one column per model (``m x n_outputs``)."""

@@ -566,9 +566,9 @@ def draw_noise(plan: NoisePlan, count: int, source: RandomSource) -> np.ndarray:
 
 def add_drawn_noise(plan: NoisePlan, value: ArrayLike, noise: np.ndarray) -> np.ndarray:
     """``value`` on the plan's grid plus one draw of ``draw_noise()``."""
-    arr = np.nan_to_num(np.asarray(value, dtype=float), nan=0.0)
-    index = round_to_grid(arr, plan.gamma)
-    return (index + np.reshape(noise, arr.shape)) * plan.gamma
+    index = round_to_grid(value, plan.gamma)  # a NaN stays NaN, infinities clip
+    index = np.where(np.isnan(index), 0.0, index)
+    return (index + np.reshape(noise, index.shape)) * plan.gamma
 
 
 def _as_output(noisy: np.ndarray, value):

@@ -219,26 +219,54 @@ class RandomSource:
         cost is proportional to the sample size, not to ``n``. The gap law is
         exact up to the rounding of ``E`` and of the logarithm.
         """
+        return self.poisson_subsamples(n, rate, 1)[0]
+
+    def poisson_subsamples(self, n: int, rate: float, count: int) -> list[np.ndarray]:
+        """``count`` independent Poisson subsamples of ``range(n)``, in one draw.
+
+        One Bernoulli process over ``count * n`` positions (the gaps of
+        :meth:`poisson_subsample`), cut into ``count`` runs of ``n``: position
+        ``p`` keeps row ``p mod n`` in subsample ``p // n``. Every position
+        is kept independently with probability ``rate``, so the subsamples
+        are independent, each with the law of :meth:`poisson_subsample`
+        (which is this with ``count=1``, the same draws), for the cost of
+        one call. A loop of many small subsamples (DP-SGD's steps) draws a
+        block of them at once.
+
+        Examples
+        --------
+        >>> from skdp.utils import check_random_source
+        >>> batches = check_random_source(0).poisson_subsamples(10, 0.5, 3)
+        >>> len(batches), all(b.min(initial=0) >= 0 and b.max(initial=0) < 10
+        ...                   for b in batches)
+        (3, True)
+        """
         if rate >= 1:
-            return np.arange(n)
+            return [np.arange(n) for _ in range(count)]
         if rate <= 0 or n == 0:
-            return np.empty(0, dtype=np.intp)
-        expected = n * rate
+            return [np.empty(0, dtype=np.intp) for _ in range(count)]
+        total = n * count
+        expected = total * rate
         chunk = int(expected + 6 * math.sqrt(expected) + 16)
         log_q = math.log1p(-rate)
         out = []
         position = -1
         while True:
-            # A gap beyond n ends the sample whatever its value; bounding it
-            # there keeps the int64 conversion exact.
-            gaps = np.minimum(np.floor(self.exponential(chunk) / -log_q), n) + 1
+            # A gap beyond the last position ends the draw whatever its value;
+            # bounding it there keeps the int64 conversion exact.
+            gaps = np.minimum(np.floor(self.exponential(chunk) / -log_q), total) + 1
             idx = position + np.cumsum(gaps.astype(np.int64))
-            keep = idx[idx < n]
+            keep = idx[idx < total]
             out.append(keep)
             if keep.size < idx.size:
                 break
             position = int(idx[-1])
-        return np.concatenate(out).astype(np.intp)
+        positions = np.concatenate(out)
+        cuts = np.searchsorted(positions, np.arange(1, count, dtype=np.int64) * n)
+        return [
+            (run - step * n).astype(np.intp)
+            for step, run in enumerate(np.split(positions, cuts))
+        ]
 
     def numpy_generator(self) -> np.random.Generator:
         """A numpy generator seeded from this source (for post-processing only)."""

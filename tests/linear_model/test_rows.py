@@ -8,6 +8,7 @@ from skdp.linear_model._rows import (
     RowSpec,
     bound_rows,
     bounded_rows,
+    bounded_rows_and_norms,
     largest,
     largest_row_norm,
     row_norms,
@@ -50,6 +51,31 @@ def test_bounding_is_row_wise():
     chosen = np.array([0, 7, 8, 150, 299])
     assert np.array_equal(bounded_rows(X[chosen], 1.0, 0.5), Z[chosen])
     assert np.array_equal(bounded_rows(X[5:6], 1.0, 0.5), Z[5:6])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("data_norm", [2.0, None])
+@pytest.mark.parametrize("intercept", [0.0, 0.5])
+def test_the_norms_from_the_bounding_pass_are_the_bounded_rows_norms(
+    sparse, data_norm, intercept
+):
+    # DP-SGD clips with these norms: they must be the rows' norms (to a few
+    # ulps), row by row whatever rows come with them.
+    X = _rows()
+    if data_norm is None:
+        X = X[1:]  # the overflowing row has no readable bound
+    X = sp.csr_matrix(X) if sparse else X
+    Z, norms = bounded_rows_and_norms(X, data_norm, intercept)
+    expected = bounded_rows(X, data_norm, intercept)
+    dense = Z.toarray() if sparse else Z
+    assert np.array_equal(dense, expected.toarray() if sparse else expected)
+    np.testing.assert_allclose(norms, row_norms(Z), rtol=4e-16 * 8, atol=0)
+    chosen = np.array([0, 7, 8, 150, 298])
+    _, some = bounded_rows_and_norms(X[chosen], data_norm, intercept)
+    assert np.array_equal(some, norms[chosen])
+    spec = RowSpec(data_norm=data_norm, intercept=intercept, n_features=4)
+    Z_spec, norms_spec = spec.rows_and_norms(X)
+    assert np.array_equal(norms_spec, norms)
 
 
 def test_tiny_bounds_take_the_safe_norms():

@@ -57,6 +57,45 @@ def test_poisson_subsample_rate():
     assert src.poisson_subsample(10, 1.0).tolist() == list(range(10))
 
 
+def test_poisson_subsamples_of_one_step_are_the_single_draw():
+    one = check_random_source(5).poisson_subsample(1000, 0.05)
+    (block,) = check_random_source(5).poisson_subsamples(1000, 0.05, 1)
+    assert np.array_equal(one, block)
+
+
+def test_poisson_subsamples_keep_every_row_independently_in_every_step():
+    # 400 steps of 50 rows at q = 0.1, drawn as 8 blocks of 50 steps: each
+    # (step, row) is kept with probability q, and a row kept in one step is
+    # kept in the next with probability q too (independence across steps,
+    # including across the cut between two steps of a block).
+    src = check_random_source(6)
+    n, q = 50, 0.1
+    kept = np.zeros((400, n), dtype=bool)
+    for block in range(8):
+        for i, batch in enumerate(src.poisson_subsamples(n, q, 50)):
+            assert np.all(np.diff(batch) > 0)
+            assert batch.dtype == np.intp
+            kept[block * 50 + i, batch] = True
+    assert binomial_ok(int(kept.sum()), kept.size, q, Z)
+    # Per row: consecutive steps both kept.
+    both = kept[1:] & kept[:-1]
+    assert binomial_ok(int(both[:, 0].sum() + both[:, -1].sum()), 2 * 399, q * q, Z)
+    after = kept[1:][kept[:-1]]
+    assert binomial_ok(int(after.sum()), after.size, q, Z)
+    # The last row of a step and the first of the next (adjacent positions).
+    cut = kept[1:, 0][kept[:-1, -1]]
+    assert cut.size > 10 and binomial_ok(int(cut.sum()), cut.size, q, Z)
+
+
+def test_poisson_subsamples_edge_rates():
+    src = check_random_source(7)
+    assert [b.tolist() for b in src.poisson_subsamples(3, 1.0, 2)] == [[0, 1, 2]] * 2
+    assert [b.size for b in src.poisson_subsamples(3, 0.0, 2)] == [0, 0]
+    assert [b.size for b in src.poisson_subsamples(0, 0.5, 3)] == [0, 0, 0]
+    # A rate so small that the block is almost surely empty.
+    assert all(b.size == 0 for b in src.poisson_subsamples(10, 1e-20, 64))
+
+
 # -- exact integer samplers ---------------------------------------------------
 
 Z = 5.0  # standard errors allowed in the statistical tests below

@@ -353,6 +353,78 @@ def test_subsample_sums_are_the_same_in_memory_and_on_dask(rate, monkeypatch):
         assert np.array_equal(memory, np.zeros(3))
 
 
+def _prepare(X, y, scale):
+    # Row by row: each row's entries depend on that row alone.
+    return X * scale, np.abs(y) + 1.0
+
+
+def _prepared_sum(X, w, weight):
+    return X.T @ (w * weight)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_prepared_subsamples_are_bitwise_the_subsample_sums(sparse, monkeypatch):
+    # Batches of every size: empty, small (many prepared together), and
+    # larger than a chunk (several chunks, several preparation groups).
+    import skdp.utils._row_source as module
+
+    monkeypatch.setattr(module, "SUBSAMPLE_CALL_ROWS", 700)
+    monkeypatch.setattr(module, "PREPARE_ENTRIES", 900)  # groups of 300 rows
+    X, y = _data(n=5000)
+    if sparse:
+        X = sp.csr_matrix(np.where(np.abs(X) > 0.5, X, 0.0))
+    rng = np.random.default_rng(3)
+    batches = [
+        np.flatnonzero(rng.random(5000) < rate)
+        for rate in (0.0, 0.01, 0.02, 0.3, 0.0, 0.05, 0.01, 0.2, 0.001)
+    ]
+    source = row_source(X, y)
+    prepared = list(source.prepared_subsamples(_prepare, batches, 0.5))
+    assert len(prepared) == len(batches)
+    for batch, subsample in zip(batches, prepared, strict=True):
+        got = subsample.sum(_prepared_sum, 2.0)
+        expected = source.subsample_sum(
+            lambda X, y: _prepared_sum(*_prepare(X, y, 0.5), 2.0), batch
+        )
+        assert np.array_equal(got, expected)
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    if sparse:
+        return
+    with dask.config.set(scheduler="synchronous"):
+        on_dask = row_source(
+            da.from_array(X, chunks=(3000, 3)), da.from_array(y, chunks=3000)
+        )
+        for batch, subsample in zip(
+            batches, on_dask.prepared_subsamples(_prepare, batches, 0.5), strict=True
+        ):
+            memory = source.subsample_sum(
+                lambda X, y: _prepared_sum(*_prepare(X, y, 0.5), 2.0), batch
+            )
+            assert np.array_equal(subsample.sum(_prepared_sum, 2.0), memory)
+
+
+def test_prepared_subsamples_prepare_each_group_once_and_hold_one(monkeypatch):
+    import skdp.utils._row_source as module
+
+    monkeypatch.setattr(module, "PREPARE_ENTRIES", 300)  # 100 rows of 3 a group
+    monkeypatch.setattr(module, "MIN_PREPARE_ROWS", 1)
+    X, y = _data(n=1000)
+    calls = []
+
+    def prepare(X, y):
+        calls.append(X.shape[0])
+        return (X,)
+
+    batches = [np.arange(i, 1000, 25) for i in range(10)]  # 40 rows each
+    source = row_source(X, y)
+    for subsample in source.prepared_subsamples(prepare, batches):
+        subsample.sum(lambda X: X.sum(axis=0))
+    # Two whole batches per group of at most 100 rows: 5 preparations.
+    assert calls == [80] * 5
+
+
 def test_subsample_sum_hands_the_chunk_its_rows_in_order():
     X = np.arange(5000.0)[:, None] * np.ones((1, 2))
     seen = []
