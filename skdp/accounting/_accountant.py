@@ -527,6 +527,10 @@ class PrivacyAccountant(Accountant):
             return self.pld
         return self
 
+    def _guide_bounds_above(self, guide: Accountant) -> bool:
+        # The PLD is one of the bounds this accountant reports the least of.
+        return guide is self.pld
+
     def prepare(self, event: PrivacyEvent) -> None:
         self.rdp.prepare(event)
         try:

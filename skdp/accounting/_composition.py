@@ -392,3 +392,13 @@ class Accountant(abc.ABC):
         ``self`` when there is none.
         """
         return self
+
+    def _guide_bounds_above(self, guide: Accountant) -> bool:
+        """Whether ``guide``'s epsilon is never below this accountant's.
+
+        True only where that holds by construction (``guide`` is one of the
+        bounds this accountant reports the least of): then whatever the
+        guide accepts this accountant accepts, and a calibration need not
+        have it check the guide's acceptable end.
+        """
+        return False
