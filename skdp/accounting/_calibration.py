@@ -24,6 +24,8 @@ import math
 import numbers
 from collections.abc import Callable
 
+from scipy.special import log_ndtr, ndtr
+
 from ._accountant import PrivacyAccountant, RDPAccountant
 from ._composition import Accountant, NeighbouringRelation, UnsupportedEventError
 from ._events import PoissonSubsampledGaussianEvent, PrivacyEvent
@@ -454,9 +456,9 @@ def _noise_multiplier_bracket(
     """
 
     def gdp_delta(mu: float) -> float:
-        return _normal_cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * _normal_cdf(
-            -epsilon / mu - mu / 2
-        )
+        # e**epsilon Phi(b) in logs: epsilon may be large (1e4, say).
+        tail = epsilon + float(log_ndtr(-epsilon / mu - mu / 2))
+        return float(ndtr(-epsilon / mu + mu / 2)) - math.exp(min(tail, 0.0))
 
     # delta grows with mu: bisect on log mu over a range that always holds it.
     low, high = 1e-8, 1e4
@@ -466,12 +468,11 @@ def _noise_multiplier_bracket(
             high = mid
         else:
             low = mid
-    per_step = low * low / (sampling_rate * sampling_rate * steps)
-    guess = 1.0 / math.sqrt(math.log1p(per_step)) if per_step > 0 else 2.0
+    try:
+        per_step = low * low / (sampling_rate * sampling_rate * steps)
+        guess = 1.0 / math.sqrt(math.log1p(per_step))
+    except (ArithmeticError, ValueError):  # extreme inputs: no guess
+        return (0.5, 2.0)
     if not (math.isfinite(guess) and 1e-6 < guess < 1e6):
         return (0.5, 2.0)
     return (guess, 2.0 * guess)
-
-
-def _normal_cdf(x: float) -> float:
-    return 0.5 * math.erfc(-x / math.sqrt(2.0))

@@ -29,6 +29,7 @@ from skdp.accounting import (
     calibrate_parameter,
 )
 from skdp.accounting._calibration import (
+    _noise_multiplier_bracket,
     calibrate_gaussian_noise_multiplier,
     epsilon_poisson_subsampled_gaussian,
 )
@@ -200,3 +201,31 @@ def test_adult_calibration_makes_few_exact_evaluations(epsilon):
     assert accountant.calls == 1
     assert accountant.pld_part.calls <= 6
     assert accountant.epsilon_delta([event(sigma)], 1e-5)[0] <= epsilon
+
+
+@pytest.mark.parametrize(
+    "epsilon, delta, rate, steps",
+    [
+        (1.0, 1e-5, Q_ADULT, T_ADULT),
+        (1e4, 1e-6, 1.0, 10),
+        (1e300, 0.9, 1.0, 1),
+        (1e-300, 1e-300, 1e-300, 1),
+        (1e-6, 0.999, 1.0, 10**9),
+    ],
+)
+def test_the_search_starts_from_a_finite_bracket_whatever_the_inputs(
+    epsilon, delta, rate, steps
+):
+    # Only a start (the search widens it), but it must never raise: a fit
+    # with epsilon=1e4 overflowed e**epsilon here.
+    low, high = _noise_multiplier_bracket(epsilon, delta, rate, steps)
+    assert 0 < low < high < math.inf
+
+
+def test_the_starting_bracket_holds_adults_multipliers():
+    # The central-limit guess g and 2 g hold the replace-one multiplier at
+    # the benchmark's epsilons, so the search starts with the crossing.
+    for epsilon in (0.1, 1.0, 8.0):
+        low, high = _noise_multiplier_bracket(epsilon, 1e-5, Q_ADULT, T_ADULT)
+        sigma = calibrate_gaussian_noise_multiplier(epsilon, 1e-5, Q_ADULT, T_ADULT)
+        assert low <= sigma <= high, (epsilon, low, sigma, high)
