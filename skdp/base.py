@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
+from sklearn import get_config
 
 from .accounting._accountant import PrivacyAccountant
 from .accounting._budget import PrivacyBudget
@@ -412,6 +413,13 @@ class PrivateEstimatorMixin:
                 delattr(self, name)
 
     def _plan_with_input(self, X, y=None, **options):
+        # plan_fit and privacy_plan are public: they validate the parameters
+        # as fit does (fit's own check, scikit-learn's _fit_context, came
+        # first; validating twice costs microseconds).
+        if hasattr(self, "_parameter_constraints") and not get_config().get(
+            "skip_parameter_validation", False
+        ):
+            self._validate_params()
         with one_blas_thread():  # skdp's thread policy (skdp.utils._threads)
             prepared = self._prepare_fit(X, y, **options)
             plan = self._plan_fit(prepared)

@@ -176,6 +176,30 @@ def test_every_estimator_records_exactly_its_plan(name):
     assert estimator.delta_ in (0.0, plan.delta)  # pure events cost no delta
 
 
+@pytest.mark.parametrize("name", _private_estimators())
+def test_plan_fit_validates_the_parameters_as_fit_does(name):
+    # fit validates its parameters (scikit-learn's _fit_context) before
+    # planning; plan_fit and privacy_plan, public too, refuse the same
+    # parameter with the same error instead of failing somewhere inside.
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from skdp.utils.discovery import all_estimators
+
+    estimator = dict(all_estimators())[name](random_state=0)
+    if "epsilon" not in estimator.get_params():  # pragma: no cover - all have it
+        pytest.skip(f"{name} takes no epsilon")
+    estimator.set_params(epsilon="one")
+    X = np.random.default_rng(0).integers(0, 3, (40, 3)).astype(float)
+    y = np.arange(40) % 2
+    with pytest.raises(InvalidParameterError, match="epsilon") as from_fit:
+        estimator.fit(X, y)
+    with pytest.raises(InvalidParameterError, match="epsilon") as from_plan:
+        estimator.plan_fit(X, y)
+    assert str(from_plan.value) == str(from_fit.value)
+    with pytest.raises(InvalidParameterError, match="epsilon"):
+        estimator.privacy_plan(X, y)
+
+
 # -- the tools on the one path -------------------------------------------------
 
 

@@ -51,7 +51,9 @@ __all__ = [
 ]
 
 
-def clipped_gradient_sum(Z, Y, W, max_grad_norm, loss=None, norms=None):
+def clipped_gradient_sum(
+    Z, Y, W, max_grad_norm, loss=None, norms=None, intercept: float = 0.0
+):
     """Sum over rows of each row's loss gradient clipped to ``max_grad_norm``.
 
     Row ``i``'s gradient for all models is the matrix ``a_i z_i^T`` with
@@ -60,7 +62,11 @@ def clipped_gradient_sum(Z, Y, W, max_grad_norm, loss=None, norms=None):
     ``||a_i|| ||z_i||``, so clipping is a per-row rescaling and the sum is
     one matrix product. ``Z`` may be a CSR matrix (the sum is then a sparse
     product, dense only in its ``n_models * d`` result); ``norms``, the
-    rows' norms, is computed when not given.
+    rows' norms, is computed when not given. With ``intercept`` not 0, the
+    rows ``z_i`` are ``Z``'s with a last entry ``intercept`` that ``Z``
+    does not hold (``W`` has the column, ``norms`` must count it): its
+    part of each product is added here instead of copying ``Z`` into a
+    wider array.
 
     Examples
     --------
@@ -69,8 +75,15 @@ def clipped_gradient_sum(Z, Y, W, max_grad_norm, loss=None, norms=None):
     >>> clipped_gradient_sum(np.array([[3.0, 4.0]]), np.array([[1.0]]),
     ...                      np.zeros((1, 2)), max_grad_norm=1.0)
     array([[-0.6, -0.8]])
+    >>> clipped_gradient_sum(np.array([[3.0]]), np.array([[1.0]]), np.zeros((1, 2)),
+    ...                      max_grad_norm=1.0, norms=np.array([5.0]), intercept=4.0)
+    array([[-0.6, -0.8]])
     """
-    margins = np.asarray(Z @ W.T)
+    if intercept:
+        margins = np.asarray(Z @ W.T[:-1])
+        margins += intercept * W[:, -1]
+    else:
+        margins = np.asarray(Z @ W.T)
     slopes = -Y * expit(-Y * margins) if loss is None else loss.slope(margins, Y)
     if norms is None:
         norms = bounded_row_norms(Z)
@@ -80,24 +93,35 @@ def clipped_gradient_sum(Z, Y, W, max_grad_norm, loss=None, norms=None):
         gradient_norms = np.linalg.norm(slopes, axis=1) * norms
     # min(1, max_grad_norm / norm), without dividing by a vanishing norm.
     scale = max_grad_norm / np.maximum(gradient_norms, max_grad_norm)
-    return (slopes * scale[:, None]).T @ Z
+    weights = slopes * scale[:, None]
+    if not intercept:
+        return weights.T @ Z
+    out = np.empty(W.shape)
+    out[:, :-1] = weights.T @ Z
+    out[:, -1] = np.add.reduce(weights, axis=0)
+    out[:, -1] *= intercept
+    return out
 
 
-def gradient_rows(X, y, spec):
+def gradient_rows(X, y, spec, overwrite=False):
     """What a gradient step needs of raw rows before it sees the coefficients.
 
-    The bounded rows ``Z`` (intercept column included), their targets and
-    their norms (``spec``), each row's a function of that row alone: DP-SGD
-    prepares a block of steps' subsamples with one call
-    (:meth:`~skdp.utils._row_source.RowSource.prepared_subsamples`).
+    The rows bounded to the spec's ``data_norm`` (without the intercept
+    column, whose part :func:`clipped_gradient_sum` adds), their targets
+    and the norms of the rows with the intercept
+    (:meth:`~skdp.linear_model._rows.RowSpec.gradient_rows`), each row's a
+    function of that row alone. DP-SGD prepares a block of steps'
+    subsamples with one call
+    (:meth:`~skdp.utils._row_source.RowSource.prepared_subsamples`, whose
+    gathered rows it may ``overwrite``).
     """
-    Z, norms = spec.rows_and_norms(X)
-    return Z, spec.targets(y), norms
+    rows, norms = spec.gradient_rows(X, overwrite=overwrite)
+    return rows, spec.targets(y), norms
 
 
-def clipped_prepared_sum(Z, Y, norms, W, max_grad_norm, loss=None):
+def clipped_prepared_sum(rows, Y, norms, W, max_grad_norm, loss=None, intercept=0.0):
     """:func:`clipped_gradient_sum` of rows prepared by :func:`gradient_rows`."""
-    return clipped_gradient_sum(Z, Y, W, max_grad_norm, loss, norms)
+    return clipped_gradient_sum(rows, Y, W, max_grad_norm, loss, norms, intercept)
 
 
 @blas_single_thread
@@ -112,7 +136,9 @@ def clipped_rows_sum(X, y, spec, W, max_grad_norm, loss=None):
     the same sum over a Poisson subsample from rows prepared a block of
     steps at a time (:func:`clipped_prepared_sum`).
     """
-    return clipped_prepared_sum(*gradient_rows(X, y, spec), W, max_grad_norm, loss)
+    return clipped_prepared_sum(
+        *gradient_rows(X, y, spec), W, max_grad_norm, loss, spec.intercept
+    )
 
 
 def default_learning_rate(
@@ -569,10 +595,11 @@ def run_dpsgd(rows, spec, plan: DPSGDPlan, source) -> np.ndarray:
         # independent of every other draw.
         noise = draw_noise(plan.noise, count, source)
         batches = source.poisson_subsamples(n, plan.sampling_rate, count)
-        subsamples = rows.prepared_subsamples(gradient_rows, batches, spec)
+        # The rows a source hands `prepare` are its own gathered copy.
+        subsamples = rows.prepared_subsamples(gradient_rows, batches, spec, True)
         for drawn, subsample in zip(noise, subsamples, strict=True):
             clipped_sum = subsample.sum(
-                clipped_prepared_sum, W, plan.max_grad_norm, plan.loss
+                clipped_prepared_sum, W, plan.max_grad_norm, plan.loss, spec.intercept
             )
             noisy_sum = add_drawn_noise(plan.noise, clipped_sum, drawn)
             # W - learning_rate (noisy_sum / expected_batch + W / (n C))

@@ -28,13 +28,13 @@ __all__ = [
     "bound_rows",
     "bounded_rows",
     "bounded_row_norms",
-    "bounded_rows_and_norms",
     "largest",
     "largest_row_norm",
     "read_norm_bound",
     "row_norms",
     "row_terms",
     "scale_rows",
+    "scaled_rows",
     "squared_entries",
     "with_constant_column",
 ]
@@ -188,8 +188,7 @@ def bounded_rows(X, data_norm: float | None, intercept: float = 0.0):
     ``intercept`` is not 0, a last column of ``intercept``); a sparse one a
     new CSR matrix with the same stored entries scaled. ``data_norm=None``
     leaves the rows as they are (the bound was read from the data, so they
-    are within it); with no intercept either, ``X`` itself (as C-ordered
-    float64) is returned. ``X`` is not modified.
+    are within it). ``X`` is not modified.
 
     Examples
     --------
@@ -204,28 +203,64 @@ def bounded_rows(X, data_norm: float | None, intercept: float = 0.0):
         if data_norm is not None:
             X = scale_rows(X, _bound_factor(row_norms(X), float(data_norm)))
         return with_constant_column(X, intercept) if intercept else X
-    return _bounded_dense(X, data_norm, intercept, with_norms=False)[0]
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n, d = X.shape
+    Z = np.empty((n, d + (1 if intercept else 0)))
+    Z[:, :d] = X
+    if data_norm is not None:
+        _, factor, beyond = _rows_beyond(X, float(data_norm))
+        if beyond.size:
+            Z[beyond, :d] = X[beyond] * factor[beyond, None]
+    if intercept:
+        Z[:, d] = intercept
+    return Z
 
 
-def bounded_rows_and_norms(X, data_norm: float | None, intercept: float = 0.0):
-    """:func:`bounded_rows` and the L2 norms of its rows (intercept included).
+def scaled_rows(X, data_norm: float | None, *, overwrite: bool = False):
+    """``X``'s rows scaled to norm at most ``data_norm``, and their norms.
 
-    For a dense ``X`` the norms come from the pass that bounds the rows
-    (``hypot(min(|x|, data_norm), intercept)``, to rounding), not from a
-    second pass over ``Z``; each row's from that row alone.
+    :func:`bounded_rows` without the intercept column, for the gradient
+    paths, which add the intercept's part themselves: a dense ``X`` is
+    copied only when a row is beyond the bound (and then only those rows
+    change, by the same product :func:`bounded_rows` takes), or not at all
+    with ``overwrite`` (``X`` is the caller's scratch copy, e.g. rows just
+    gathered). The norms come from the pass that finds the rows beyond the
+    bound, scaled with them; each row's from that row alone.
+    ``data_norm=None`` leaves the rows as they are. A sparse ``X`` is
+    :func:`bounded_rows` (a new CSR matrix).
 
     Examples
     --------
     >>> import numpy as np
-    >>> from skdp.linear_model._rows import bounded_rows_and_norms
-    >>> Z, norms = bounded_rows_and_norms(np.array([[3.0, 4.0]]), 1.0, intercept=1.0)
-    >>> Z, norms.round(6)
-    (array([[0.6, 0.8, 1. ]]), array([1.414214]))
+    >>> from skdp.linear_model._rows import scaled_rows
+    >>> rows, norms = scaled_rows(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0)
+    >>> rows, norms
+    (array([[0.6, 0.8],
+           [0.3, 0.4]]), array([1. , 0.5]))
     """
     if sp.issparse(X):
-        Z = bounded_rows(X, data_norm, intercept)
+        Z = bounded_rows(X, data_norm)
         return Z, bounded_row_norms(Z)
-    return _bounded_dense(X, data_norm, intercept, with_norms=True)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if data_norm is None:
+        return X, _bounded_norms(X, np.inf)
+    norms, factor, beyond = _rows_beyond(X, float(data_norm))
+    if beyond.size:
+        if not overwrite:
+            X = X.copy()
+        X[beyond] = X[beyond] * factor[beyond, None]
+        norms = norms * factor
+    return X, norms
+
+
+def _rows_beyond(X: np.ndarray, bound: float):
+    """Row norms, factors ``min(1, bound / norm)`` and the rows they change.
+
+    Only the rows beyond the bound are rescaled: a factor of 1 is exact.
+    """
+    norms = _bounded_norms(X, bound)
+    factor = _bound_factor(norms, bound)
+    return norms, factor, np.flatnonzero(factor < 1.0)
 
 
 def bounded_row_norms(Z) -> np.ndarray:
@@ -233,33 +268,6 @@ def bounded_row_norms(Z) -> np.ndarray:
     if sp.issparse(Z):
         return np.sqrt(np.asarray(Z.multiply(Z).sum(axis=1)).ravel())
     return np.linalg.norm(Z, axis=1)
-
-
-def _bounded_dense(X, data_norm, intercept, *, with_norms):
-    """The dense case of :func:`bounded_rows` (and its rows' norms if asked)."""
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    if data_norm is None and not intercept:  # the rows as they are
-        return X, _bounded_norms(X, np.inf) if with_norms else None
-    n, d = X.shape
-    Z = np.empty((n, d + (1 if intercept else 0)))
-    Z[:, :d] = X
-    norms = None
-    if data_norm is not None:
-        bound = float(data_norm)
-        norms = _bounded_norms(X, bound)
-        factor = _bound_factor(norms, bound)
-        # Only the rows beyond the bound change (a factor of 1 is exact).
-        beyond = np.flatnonzero(factor < 1.0)
-        if beyond.size:
-            Z[beyond, :d] = X[beyond] * factor[beyond, None]
-            norms = norms * factor
-    elif with_norms:
-        norms = _bounded_norms(X, np.inf)
-    if intercept:
-        Z[:, d] = intercept
-        if with_norms:
-            norms = np.hypot(norms, intercept)
-    return Z, norms
 
 
 @dataclass(frozen=True)
@@ -308,9 +316,18 @@ class RowSpec:
             return as_csr(X) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
         return bounded_rows(X, self.data_norm, self.intercept)
 
-    def rows_and_norms(self, X):
-        """The block's rows ``Z`` and their norms (:func:`bounded_rows_and_norms`)."""
-        return bounded_rows_and_norms(X, self.data_norm, self.intercept)
+    def gradient_rows(self, X, *, overwrite: bool = False):
+        """The block's rows bounded (no intercept column) and the norms of ``Z``.
+
+        ``Z``'s rows are these with :attr:`intercept` appended, so their
+        norms are ``hypot(norm, intercept)``; the gradient paths add the
+        intercept's part of each product themselves instead of building
+        ``Z`` (:func:`scaled_rows`; ``overwrite`` as there).
+        """
+        rows, norms = scaled_rows(X, self.data_norm, overwrite=overwrite)
+        if self.intercept:
+            norms = np.hypot(norms, self.intercept)
+        return rows, norms
 
     def targets(self, y) -> np.ndarray:
         """The block's targets, one column per model (``m x n_outputs``)."""

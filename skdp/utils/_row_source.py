@@ -375,8 +375,10 @@ class RowSource:
         on the row alone. ``prepare(X_rows, y_rows, *args)`` returns a tuple
         of arrays (or CSR matrices) with one entry per row along their first
         axis, each row's entry a function of that row alone (bounded rows,
-        targets, row norms). The iterator yields, for each of ``batches``
-        (sorted distinct row numbers) in order, a :class:`PreparedSubsample`
+        targets, row norms); ``X_rows`` is the source's own copy of the
+        gathered rows, which ``prepare`` may overwrite. The iterator yields,
+        for each of ``batches`` (sorted distinct row numbers) in order, a
+        :class:`PreparedSubsample`
         whose ``sum(func, *more)`` is ``sum over chunks of
         func(*prepared_chunk, *more)``, the chunks those of
         :meth:`subsample_sum`, added by the same tree: bitwise

@@ -8,10 +8,10 @@ from skdp.linear_model._rows import (
     RowSpec,
     bound_rows,
     bounded_rows,
-    bounded_rows_and_norms,
     largest,
     largest_row_norm,
     row_norms,
+    scaled_rows,
     with_constant_column,
 )
 from skdp.utils._row_source import row_source
@@ -56,26 +56,38 @@ def test_bounding_is_row_wise():
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("data_norm", [2.0, None])
 @pytest.mark.parametrize("intercept", [0.0, 0.5])
-def test_the_norms_from_the_bounding_pass_are_the_bounded_rows_norms(
+def test_gradient_rows_are_the_bounded_rows_less_the_intercept_column(
     sparse, data_norm, intercept
 ):
-    # DP-SGD clips with these norms: they must be the rows' norms (to a few
-    # ulps), row by row whatever rows come with them.
+    # DP-SGD reads these instead of Z: the same rows without the intercept
+    # column, and norms that are Z's (to a few ulps), row by row whatever
+    # rows come with them.
     X = _rows()
     if data_norm is None:
         X = X[1:]  # the overflowing row has no readable bound
     X = sp.csr_matrix(X) if sparse else X
-    Z, norms = bounded_rows_and_norms(X, data_norm, intercept)
-    expected = bounded_rows(X, data_norm, intercept)
-    dense = Z.toarray() if sparse else Z
-    assert np.array_equal(dense, expected.toarray() if sparse else expected)
+    spec = RowSpec(data_norm=data_norm, intercept=intercept, n_features=4)
+    rows, norms = spec.gradient_rows(X)
+    Z = bounded_rows(X, data_norm, intercept)
+    if sparse:
+        rows, Z = rows.toarray(), Z.toarray()
+    assert np.array_equal(rows, Z[:, :4])
     np.testing.assert_allclose(norms, row_norms(Z), rtol=4e-16 * 8, atol=0)
     chosen = np.array([0, 7, 8, 150, 298])
-    _, some = bounded_rows_and_norms(X[chosen], data_norm, intercept)
+    _, some = spec.gradient_rows(X[chosen])
     assert np.array_equal(some, norms[chosen])
-    spec = RowSpec(data_norm=data_norm, intercept=intercept, n_features=4)
-    Z_spec, norms_spec = spec.rows_and_norms(X)
-    assert np.array_equal(norms_spec, norms)
+
+
+def test_scaled_rows_copy_only_when_asked_not_to_overwrite():
+    X = _rows()[1:]
+    before = X.copy()
+    rows, _ = scaled_rows(X, 2.0)
+    assert np.array_equal(X, before) and not np.shares_memory(rows, X)
+    rows, _ = scaled_rows(X, 2.0, overwrite=True)
+    assert rows is X and row_norms(X).max() <= 2.0 * (1 + 1e-15)
+    assert np.array_equal(X, bounded_rows(before, 2.0))
+    within = np.ones((3, 2)) * 0.1  # no row beyond the bound: nothing copied
+    assert scaled_rows(within, 1.0)[0] is within
 
 
 def test_tiny_bounds_take_the_safe_norms():
