@@ -633,9 +633,10 @@ def step_block(noise_size: int, expected_batch: float) -> int:
 
 def _project(W: np.ndarray, radius: float) -> np.ndarray:
     """Projection on the Frobenius ball of ``radius``; infinities land on it."""
-    W = np.clip(W, -radius, radius)  # a new array; NaN stays NaN
+    W = np.minimum(np.maximum(W, -radius), radius)  # a new array; NaN stays
     np.copyto(W, 0.0, where=np.isnan(W))
-    norm = float(np.linalg.norm(W / radius)) * radius
+    scaled = W.ravel() / radius  # its squares cannot overflow
+    norm = math.sqrt(float(np.dot(scaled, scaled))) * radius
     return W if norm <= radius else W * (radius / norm)
 
 
