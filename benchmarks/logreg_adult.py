@@ -14,7 +14,9 @@ classes=[0, 1])`` is fitted with its default hyperparameters (``C=1``;
 pinned at the value these figures were first measured with, where skdp's
 default delta for 'gradient' is now 1e-6) over
 ``--seeds`` noise seeds; test accuracy is reported as mean +- standard
-deviation, with the mean fit time. References: scikit-learn's
+deviation [standard error of the mean], with the mean fit time (a change
+between two versions is noise unless it is several standard errors of the
+difference; 5 seeds cannot tell 0.002 on DP-SGD). References: scikit-learn's
 ``LogisticRegression`` (lbfgs, C=1) and the majority class. The fit time of
 scikit-learn's lbfgs is measured in the same run, interleaved with ours.
 
@@ -30,6 +32,9 @@ It is skipped with a message if that interpreter is absent (override with
 
     python benchmarks/logreg_adult.py            # 10 seeds, ~3 minutes
     python benchmarks/logreg_adult.py --seeds 3  # quicker
+    # one method at some epsilons, many seeds, on another checkout too:
+    python benchmarks/logreg_adult.py --methods gradient --epsilons 0.05 0.1 \
+        --seeds 200 --no-plot --skdp ../other-checkout
 
 The table is printed; the plot goes to
 ``benchmarks/results/logreg_adult.png``.
@@ -54,8 +59,6 @@ sys.path.insert(0, str(ROOT))
 
 from _adult_split import load_data  # noqa: E402 (benchmarks/ is on sys.path)
 from _peers import peer_python, run_peer_script  # noqa: E402
-
-from skdp import DPLogisticRegression
 
 EPSILONS = (0.05, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
 METHODS = ("objective", "output", "gradient")
@@ -90,19 +93,29 @@ print(json.dumps(out))
 """
 
 
-def run_diffprivlib(python, data, seeds):
+def run_diffprivlib(python, data, seeds, epsilons=EPSILONS):
     """diffprivlib results as a list of dicts, or None when unavailable."""
     return run_peer_script(
-        python, _DIFFPRIVLIB_SCRIPT, data, list(EPSILONS), seeds, list(DIFFPRIVLIB_CS)
+        python, _DIFFPRIVLIB_SCRIPT, data, list(epsilons), seeds, list(DIFFPRIVLIB_CS)
     )
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    parser.add_argument(
+        "--skdp", type=Path, help="another skdp checkout to measure (default: this one)"
+    )
     parser.add_argument("--diffprivlib-python", default=DIFFPRIVLIB_PYTHON)
     parser.add_argument("--no-plot", action="store_true")
     args = parser.parse_args(argv)
+    if args.skdp is not None:
+        sys.path.insert(0, str(args.skdp.resolve()))
+    from skdp import DPLogisticRegression
+
+    print(f"skdp from {Path(sys.modules['skdp'].__file__).parent.parent.name}")
 
     X_train, X_test, y_train, y_test = load_data()
     max_norm = np.linalg.norm(X_train, axis=1).max()
@@ -116,8 +129,8 @@ def main(argv=None):
     lbfgs_seconds = []
     lbfgs1_seconds = []
     lbfgs_accuracy = None
-    for epsilon in EPSILONS:
-        for method in METHODS:
+    for epsilon in args.epsilons:
+        for method in args.methods:
             for seed in range(args.seeds):
                 # Interleave the non-private reference so that both sides of
                 # the timing comparison see the same machine load.
@@ -164,6 +177,7 @@ def main(argv=None):
             "y_test": y_test,
         },
         args.seeds,
+        args.epsilons,
     )
     if dpl is not None:
         dpl = pd.DataFrame(dpl)
@@ -174,13 +188,20 @@ def main(argv=None):
     summary = results.groupby(["method", "epsilon"]).agg(
         mean=("accuracy", "mean"),
         std=("accuracy", "std"),
+        sem=("accuracy", "sem"),
         seconds=("seconds", "mean"),
     )
     table = summary.apply(
-        lambda r: f"{r['mean']:.4f} ± {r['std']:.4f} ({r['seconds']:.2f}s)", axis=1
+        lambda r: (
+            f"{r['mean']:.4f} ± {r['std']:.4f} [{r['sem']:.4f}] ({r['seconds']:.2f}s)"
+        ),
+        axis=1,
     ).unstack("epsilon")
-    with pd.option_context("display.width", 250, "display.max_columns", 20):
-        print(f"\nTest accuracy, mean ± std over {args.seeds} seeds (mean fit time)")
+    with pd.option_context("display.width", 300, "display.max_columns", 20):
+        print(
+            f"\nTest accuracy, mean ± std [standard error of the mean] over "
+            f"{args.seeds} seeds (mean fit time)"
+        )
         print(table.to_string())
     lbfgs_median = float(np.median(lbfgs_seconds))
     print(
@@ -198,7 +219,7 @@ def main(argv=None):
             f"{np.median(seconds) / lbfgs_median:.2f}x lbfgs, "
             f"{np.median(seconds) / lbfgs1_median:.2f}x one-thread lbfgs"
         )
-    best = summary["mean"].unstack("method")[list(METHODS)]
+    best = summary["mean"].unstack("method")[list(args.methods)]
     print("\nBest skdp method per epsilon:")
     for epsilon, row in best.iterrows():
         print(f"  epsilon={epsilon:<5g} {row.idxmax():9s} {row.max():.4f}")
