@@ -402,3 +402,20 @@ class Accountant(abc.ABC):
         have it check the guide's acceptable end.
         """
         return False
+
+    def _accepts(self, event: PrivacyEvent, delta: float, epsilon: float) -> bool:
+        """Whether ``event`` spends at most ``epsilon`` at ``delta`` here.
+
+        Asks the guide first when it bounds this accountant from above
+        (:meth:`_guide_bounds_above`): what it accepts this accountant
+        accepts, for less work (and its answer is often cached from a
+        search). Otherwise, or when it refuses, this accountant decides.
+        """
+        guide = self.guide(event)
+        if guide is not self and self._guide_bounds_above(guide):
+            try:
+                if guide.epsilon_delta([event], delta)[0] <= epsilon:
+                    return True
+            except UnsupportedEventError:
+                pass
+        return self.epsilon_delta([event], delta)[0] <= epsilon

@@ -309,13 +309,7 @@ def calibrate_dpsgd_noise_multiplier(
             clip, size, noise_multiplier=multiplier, magnitude=magnitude
         )
         event = subsampled_gaussian_event(noise, sampling_rate, steps)
-        # Where the accountant's cheaper guide never reports less than it
-        # does, what the guide accepts the accountant accepts.
-        guide = accountant.guide(event)
-        judges = [accountant]
-        if guide is not accountant and accountant._guide_bounds_above(guide):
-            judges.insert(0, guide)
-        if any(judge.epsilon_delta([event], delta)[0] <= epsilon for judge in judges):
+        if accountant._accepts(event, delta, epsilon):
             return multiplier
         room *= 2.0
     raise ValueError(  # pragma: no cover - the shift is below 1e-6 of epsilon
@@ -615,9 +609,10 @@ def step_block(noise_size: int, expected_batch: float) -> int:
 
     At most :data:`NOISE_BLOCK_STEPS`, at most :data:`NOISE_BLOCK_ENTRIES`
     noise numbers, and at most about
-    :data:`~skdp.utils._row_source.SUBSAMPLE_CALL_ROWS` expected rows
-    (prepared together, :meth:`~skdp.utils._row_source.RowSource.prepared_subsamples`):
-    a block holds no more than one call of the clipped sum did. Public
+    :data:`~skdp.utils._row_source.SUBSAMPLE_CALL_ROWS` expected selected
+    rows, whose row numbers the block holds (their rows are prepared in
+    smaller, cache-sized groups,
+    :meth:`~skdp.utils._row_source.RowSource.prepared_subsamples`). Public
     inputs only.
 
     Examples

@@ -229,3 +229,17 @@ def test_the_starting_bracket_holds_adults_multipliers():
         low, high = _noise_multiplier_bracket(epsilon, 1e-5, Q_ADULT, T_ADULT)
         sigma = calibrate_gaussian_noise_multiplier(epsilon, 1e-5, Q_ADULT, T_ADULT)
         assert low <= sigma <= high, (epsilon, low, sigma, high)
+
+
+def test_an_accountant_accepts_through_a_guide_that_bounds_it_from_above():
+    # What its PLD part accepts the default accountant accepts, without the
+    # Renyi-DP curves; what the PLD part refuses the accountant decides.
+    accountant = _CountingAccountant()
+    event = PoissonSubsampledGaussianEvent(Q_ADULT, 2.5, T_ADULT)
+    pld_epsilon = PLDAccountant().epsilon_delta([event], 1e-5)[0]
+    assert accountant._accepts(event, 1e-5, pld_epsilon * 1.01)
+    assert (accountant.calls, accountant.pld_part.calls) == (0, 1)
+    assert not accountant._accepts(event, 1e-5, pld_epsilon * 0.99)
+    assert accountant.calls == 1
+    # A guide without that property is never trusted alone.
+    assert not PrivacyAccountant()._guide_bounds_above(RDPAccountant())
