@@ -21,29 +21,27 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.special import expit, log_softmax, softmax
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import ClassifierMixin, RegressorMixin
 
 from ..accounting._analytic_gaussian import gaussian_noise_multiplier
-from ..accounting._delta import resolve_delta
 from ..accounting._events import ComposedEvent, SelfComposedEvent
-from ..base import FitPlan, PrivateEstimatorMixin
+from ..base import FitPlan
 from ..mechanisms._additive import (
     NoisePlan,
     add_noise,
     grid_gaussian_noise_multiplier,
     plan_gaussian,
 )
-from ..utils._constraints import EPSILON_CONSTRAINT
 from ..utils._dask import is_dask_collection
 from ..utils._feasibility import check_memory
 from ..utils._row_source import row_source
 from ..utils._sklearn_compat import (
-    HasMethods,
     Interval,
     StrOptions,
     check_is_fitted,
     fit_context,
 )
+from ._base import BaseDPTreeEnsemble
 from ._binning import (
     FINE_CELLS,
     FeatureSchema,
@@ -51,8 +49,6 @@ from ._binning import (
     edges_from_counts,
     encode_block,
     fine_counts_block,
-    schema_params_read,
-    table,
 )
 from ._inputs import prepare_classification, prepare_regression
 
@@ -429,11 +425,9 @@ def _importances(terms, counts) -> np.ndarray:
 # -- the estimators -----------------------------------------------------------
 
 
-class _BaseDPBoosting(PrivateEstimatorMixin, BaseEstimator):
-    _data_bound_params = ("bounds", "categories")
+class _BaseDPBoosting(BaseDPTreeEnsemble):
     _parameter_constraints: dict = {
-        "epsilon": [EPSILON_CONSTRAINT],
-        "delta": [Interval(Real, 0, 1, closed="neither"), None],
+        **BaseDPTreeEnsemble._parameter_constraints,
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, 10_000, closed="both")],
         "max_bins": [Interval(Integral, 2, 1024, closed="both"), StrOptions({"auto"})],
@@ -441,40 +435,7 @@ class _BaseDPBoosting(PrivateEstimatorMixin, BaseEstimator):
             Interval(Real, 0, None, closed="left"),
             StrOptions({"auto"}),
         ],
-        "bounds": ["array-like", tuple, None],
-        "categorical_features": ["array-like", None],
-        "categories": [list, tuple, None],
-        "random_state": ["random_state"],
-        "budget": [HasMethods(["spend"]), None],
     }
-
-    def _data_derived_params(self) -> tuple[str, ...]:
-        """What a fit would read from the data (:func:`schema_params_read`)."""
-        return schema_params_read(self)
-
-    def _delta(self) -> float:
-        """The delta a fit spends (its Gaussian noise needs delta > 0)."""
-        return resolve_delta(self.delta, needs_delta=True)
-
-    _kind = "classification"
-    _poor_score_on_tiny_data = True
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.non_deterministic = self.random_state is None
-        tags.input_tags.allow_nan = True
-        return tags
-
-    def _poor_score_tags(self, tags):
-        # At the default epsilon=1 on scikit-learn's 200- to 300-row check
-        # sets, the noise of a few hundred rows' per-bin sums leaves the
-        # score below the checks' fixed thresholds for some seeds (a DP
-        # model's accuracy on tiny data is the noise's, not a bug).
-        if tags.classifier_tags is not None:
-            tags.classifier_tags.poor_score = self._poor_score_on_tiny_data
-        if tags.regressor_tags is not None:
-            tags.regressor_tags.poor_score = self._poor_score_on_tiny_data
-        return tags
 
     def _bins_cap(self) -> int:
         return 32 if self.max_bins == "auto" else int(self.max_bins)
@@ -512,20 +473,8 @@ class _BaseDPBoosting(PrivateEstimatorMixin, BaseEstimator):
 
     # -- prediction -----------------------------------------------------------
     def _raw_scores(self, X, terms=None) -> np.ndarray:
-        check_is_fitted(self)
+        codes = self._codes(X)  # checks that the model is fitted
         terms = self.terms_ if terms is None else terms
-        X = table(self, X, reset=False)
-        rows = row_source(X)
-        codes = rows.map_rows(
-            encode_block,
-            self.schema_,
-            self.bin_thresholds_,
-            dtype=np.int16,
-            width=self.n_features_in_,
-        )
-        if is_dask_collection(codes):
-            codes = codes.compute()
-        codes = codes.astype(np.int64)
         scores = np.tile(self.intercept_, (codes.shape[0], 1))
         for j, term in enumerate(terms):
             scores += term[codes[:, j]]
