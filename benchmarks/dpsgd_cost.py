@@ -23,6 +23,9 @@ the value these figures were first measured with; skdp's default is 1e-6):
   rows, one BLAS thread (median of 3 fits), in the same process; the
   ratios to it are taken round by round and printed as their median and
   range;
+* ``release: ...``: the same three in another process with
+  ``random_state=None`` (the setting for releases: noise and subsamples
+  from the operating system's CSPRNG, which seeded fits do not pay);
 * ``calibration, cold``: ``plan_fit`` alone (validation and the noise
   calibration; nothing is charged or fitted);
 * ``GridSearchCV``: 27 candidates (epsilon x C x max_grad_norm, 3 each),
@@ -59,7 +62,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 
-MEASURES = ("adult", "adult_memory", "calibration", "grid", "large", "full_batch")
+MEASURES = (
+    "adult",
+    "adult_release",
+    "adult_memory",
+    "calibration",
+    "grid",
+    "large",
+    "full_batch",
+)
 LARGE_SHAPE = (1_000_000, 50)
 
 
@@ -94,24 +105,34 @@ def _cpu(function) -> float:
     return time.process_time() - start
 
 
-def measure_adult() -> dict:
+def _measure_adult(prefix: str, cold_seed, warm_seed) -> dict:
     from sklearn.linear_model import LogisticRegression
     from threadpoolctl import threadpool_limits
 
     X, y = _adult()
     imported = _cpu(lambda: importlib.import_module("skdp"))
-    cold = _cpu(lambda: _model(epsilon=1.0, random_state=0).fit(X, y))
-    warm = _cpu(lambda: _model(epsilon=1.0, random_state=1).fit(X, y))
+    cold = _cpu(lambda: _model(epsilon=1.0, random_state=cold_seed).fit(X, y))
+    warm = _cpu(lambda: _model(epsilon=1.0, random_state=warm_seed).fit(X, y))
     with threadpool_limits(limits=1, user_api="blas"):
         lbfgs = statistics.median(
             _cpu(lambda: LogisticRegression(max_iter=1000).fit(X, y)) for _ in range(3)
         )
     return {
-        "import skdp": imported,
-        "adult fit, cold": cold,
-        "adult fit, warm": warm,
-        "sklearn lbfgs": lbfgs,
+        f"{prefix}import skdp": imported,
+        f"{prefix}adult fit, cold": cold,
+        f"{prefix}adult fit, warm": warm,
+        f"{prefix}sklearn lbfgs": lbfgs,
     }
+
+
+def measure_adult() -> dict:
+    return _measure_adult("", 0, 1)
+
+
+def measure_adult_release() -> dict:
+    # random_state=None, the setting for releases: the noise and the
+    # subsamples come from the operating system's CSPRNG.
+    return _measure_adult("release: ", None, None)
 
 
 def measure_adult_memory() -> dict:
@@ -277,13 +298,15 @@ def main(argv=None):
     for name in trees:
         # Each round's fits and lbfgs ran in one process: the ratio is taken
         # per round (paired), then its median and range over the rounds.
-        lbfgs = results[name].get("sklearn lbfgs")
-        for key in ("adult fit, cold", "adult fit, warm") if lbfgs else ():
-            ratios = [f / r for f, r in zip(results[name][key], lbfgs, strict=True)]
-            rows[name][f"  {key} / lbfgs"] = (
-                f"{statistics.median(ratios):.2f}x "
-                f"({min(ratios):.2f}-{max(ratios):.2f})"
-            )
+        for prefix in ("", "release: "):
+            lbfgs = results[name].get(f"{prefix}sklearn lbfgs")
+            for fit in ("adult fit, cold", "adult fit, warm") if lbfgs else ():
+                key = prefix + fit
+                ratios = [f / r for f, r in zip(results[name][key], lbfgs, strict=True)]
+                rows[name][f"  {key} / lbfgs"] = (
+                    f"{statistics.median(ratios):.2f}x "
+                    f"({min(ratios):.2f}-{max(ratios):.2f})"
+                )
     keys = list(dict.fromkeys(k for name in trees for k in rows[name]))
     header = f"{'CPU s (median of ' + str(args.rounds) + ')':<40}" + "".join(
         f"{name + ' (' + str(trees[name].name) + ')':>22}" for name in trees
